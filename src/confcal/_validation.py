@@ -1,0 +1,276 @@
+"""Boundary checks shared by every public function.
+
+Public functions validate once, here; private kernels assume clean 1-D numpy arrays.
+Every message follows one template: name the argument, the rule it must satisfy, and what
+was found (how many values break it and the first offending index and value).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import numpy as np
+
+from .exceptions import ValidationError
+
+__all__ = [
+    "is_missing",
+    "check_correct",
+    "check_confidence",
+    "check_sample_weight",
+    "check_groups",
+    "check_consistent_length",
+    "check_option",
+    "check_budget",
+    "check_budgets",
+    "check_n_bins",
+    "check_probability",
+    "check_positive_int",
+]
+
+
+def is_missing(value: Any) -> bool:
+    """True for the values confcal treats as "nothing extracted".
+
+    None, float NaN (including numpy floats), ``pandas.NA``/``NaT``, the empty string and
+    empty lists/tuples are missing. A string of spaces is missing too: after whitespace
+    normalisation it is the empty string. Zero and False are values, not missing.
+
+    Examples
+    --------
+    >>> [is_missing(v) for v in (None, "", "  ", float("nan"), [], 0, "0", False)]
+    [True, True, True, True, True, False, False, False]
+    """
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip() == ""
+    if isinstance(value, (list, tuple)):
+        return len(value) == 0
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, (np.floating,)):
+        return bool(np.isnan(value))
+    # pandas.NA and pandas.NaT without importing pandas at call time.
+    type_name = type(value).__name__
+    if type_name in ("NAType", "NaTType"):
+        return True
+    return False
+
+
+def _first_bad(mask: np.ndarray, values: np.ndarray) -> str:
+    """'N values ..., first at index i (v)' for the True entries of mask."""
+    bad = np.flatnonzero(mask)
+    first = int(bad[0])
+    value = values[first]
+    if isinstance(value, np.generic):
+        value = value.item()
+    noun = "value" if bad.size == 1 else "values"
+    return f"found {bad.size} {noun} breaking it, first at index {first} ({value!r})"
+
+
+def _as_1d(x: Any, name: str) -> np.ndarray:
+    if x is None:
+        raise ValidationError(f"{name} must be an array-like of numbers; found None")
+    if isinstance(x, (str, bytes)):
+        raise ValidationError(f"{name} must be an array-like of numbers; found a string {x!r}")
+    arr = np.asarray(x)
+    if arr.ndim == 0:
+        raise ValidationError(
+            f"{name} must be a 1-D array-like; found a scalar ({arr.item()!r})"
+        )
+    if arr.ndim != 1:
+        raise ValidationError(f"{name} must be a 1-D array-like; found shape {arr.shape}")
+    if arr.size == 0:
+        raise ValidationError(f"{name} must not be empty; found 0 values")
+    return arr
+
+
+def check_correct(correct: Any, name: str = "correct") -> np.ndarray:
+    """Return correct as a bool array; labels must be bool or numbers equal to 0 or 1.
+
+    Examples
+    --------
+    >>> check_correct([1, 0, True, 1.0]).tolist()
+    [True, False, True, True]
+    >>> check_correct([1, 2])
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: correct must be bool or 0/1; found 1 value breaking it, first at index 1 (2)
+    """
+    arr = _as_1d(correct, name)
+    if arr.dtype == bool:
+        return arr
+    if arr.dtype.kind in "iuf":
+        ok = (arr == 0) | (arr == 1)
+        if not ok.all():
+            raise ValidationError(f"{name} must be bool or 0/1; {_first_bad(~ok, arr)}")
+        return arr == 1
+    if arr.dtype.kind == "O":
+        ok = np.array(
+            [isinstance(v, (bool, np.bool_, int, np.integer, float, np.floating))
+             and not isinstance(v, str) and (v == 0 or v == 1) for v in arr],
+            dtype=bool,
+        )
+        if not ok.all():
+            raise ValidationError(f"{name} must be bool or 0/1; {_first_bad(~ok, arr)}")
+        return arr.astype(float) == 1
+    raise ValidationError(f"{name} must be bool or 0/1; found an array of dtype {arr.dtype}")
+
+
+def check_confidence(confidence: Any, name: str = "confidence") -> np.ndarray:
+    """Return confidence as a float64 array; values must be finite and within [0, 1].
+
+    Booleans are refused rather than read as 0/1: a bool confidence is almost always the
+    labels passed in the wrong position.
+
+    Examples
+    --------
+    >>> check_confidence([0.2, 1.5, float("nan")])
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: confidence must be finite and within [0, 1]; found 2 values breaking it, first at index 1 (1.5)
+    """
+    arr = _as_1d(confidence, name)
+    if arr.dtype == bool:
+        raise ValidationError(
+            f"{name} must be numbers within [0, 1]; found a bool array "
+            "(were correct and confidence passed in swapped positions?)"
+        )
+    if arr.dtype.kind not in "iuf":
+        if arr.dtype.kind == "O":
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValidationError(
+                    f"{name} must be numbers within [0, 1]; found non-numeric values "
+                    f"(first: {next(v for v in arr if not isinstance(v, (int, float)))!r})"
+                ) from None
+        else:
+            raise ValidationError(
+                f"{name} must be numbers within [0, 1]; found an array of dtype {arr.dtype}"
+            )
+    arr = np.asarray(arr, dtype=np.float64)
+    # Fast path: min and max propagate NaN, so one pair of reductions proves the rule.
+    # (-0.0 passes; the metrics' packed sort keys drop the sign bit.)
+    if not (arr.min() >= 0.0 and arr.max() <= 1.0):
+        ok = (arr >= 0.0) & (arr <= 1.0)  # False for NaN as well
+        raise ValidationError(
+            f"{name} must be finite and within [0, 1]; {_first_bad(~ok, arr)}"
+        )
+    return arr
+
+
+def check_sample_weight(sample_weight: Any, n: int, name: str = "sample_weight") -> np.ndarray:
+    """Return weights as float64; finite, >= 0, length n, with a positive total."""
+    arr = _as_1d(sample_weight, name)
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise ValidationError(f"{name} must be non-negative numbers; found dtype {arr.dtype}")
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.shape[0] != n:
+        raise ValidationError(
+            f"{name} must have one weight per prediction ({n}); found {arr.shape[0]}"
+        )
+    ok = np.isfinite(arr) & (arr >= 0)
+    if not ok.all():
+        raise ValidationError(f"{name} must be finite and >= 0; {_first_bad(~ok, arr)}")
+    if not arr.sum() > 0:
+        raise ValidationError(f"{name} must have a positive total; found all {n} weights zero")
+    return arr
+
+
+def check_groups(groups: Any, n: int, name: str = "groups") -> np.ndarray:
+    """Return integer codes 0..G-1 for group labels (any hashable, one per row, no missing)."""
+    if groups is None:
+        return np.arange(n, dtype=np.int64)
+    if isinstance(groups, (str, bytes)):
+        raise ValidationError(f"{name} must be an array-like of group ids; found a string")
+    arr = np.asarray(groups)
+    if arr.ndim != 1:
+        raise ValidationError(f"{name} must be 1-D; found shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValidationError(f"{name} must have one id per prediction ({n}); found {arr.shape[0]}")
+    if arr.dtype.kind == "O":
+        missing = np.fromiter((is_missing(v) for v in arr), dtype=bool, count=n)
+        if missing.any():
+            raise ValidationError(f"{name} must not contain missing ids; {_first_bad(missing, arr)}")
+    elif arr.dtype.kind == "f":
+        nan = np.isnan(arr)
+        if nan.any():
+            raise ValidationError(f"{name} must not contain missing ids; {_first_bad(nan, arr)}")
+    import pandas as pd  # factorize is order-stable and handles mixed object ids
+
+    codes, _ = pd.factorize(arr, sort=False)
+    return codes.astype(np.int64)
+
+
+def check_consistent_length(**arrays: np.ndarray) -> None:
+    """All arrays have the same length; the message names each argument and its length."""
+    lengths = {name: len(a) for name, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        described = " and ".join(f"{name} has {k}" for name, k in lengths.items())
+        raise ValidationError(f"{', '.join(lengths)} must have the same length; {described}")
+
+
+def check_option(value: Any, name: str, allowed: Collection[str]) -> str:
+    """value must be one of the allowed strings."""
+    if not isinstance(value, str) or value not in allowed:
+        choices = ", ".join(repr(a) for a in allowed)
+        raise ValidationError(f"{name} must be one of {choices}; found {value!r}")
+    return value
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def check_budget(budget: Any, name: str = "budget") -> float:
+    """A review budget: a real number in (0, 1]."""
+    if not _is_real(budget) or not (0.0 < float(budget) <= 1.0):
+        raise ValidationError(f"{name} must be a number in (0, 1]; found {budget!r}")
+    return float(budget)
+
+
+def check_budgets(budgets: Any, name: str = "budgets") -> tuple[float, ...]:
+    """A non-empty sequence of distinct budgets, each in (0, 1]; order is kept."""
+    if _is_real(budgets):
+        budgets = (budgets,)
+    if not isinstance(budgets, (Sequence, np.ndarray)) or isinstance(budgets, str):
+        raise ValidationError(f"{name} must be a sequence of numbers in (0, 1]; found {budgets!r}")
+    if len(budgets) == 0:
+        raise ValidationError(f"{name} must not be empty; found 0 budgets")
+    out = tuple(check_budget(b, f"{name}[{i}]") for i, b in enumerate(budgets))
+    if len(set(out)) != len(out):
+        raise ValidationError(f"{name} must not repeat a budget; found {list(out)}")
+    return out
+
+
+def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
+    """An int >= minimum (bools refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValidationError(f"{name} must be an integer >= {minimum}; found {value!r}")
+    if value < minimum:
+        raise ValidationError(f"{name} must be an integer >= {minimum}; found {value!r}")
+    return int(value)
+
+
+def check_n_bins(n_bins: Any, name: str = "n_bins") -> int:
+    """The number of bins: an integer >= 1."""
+    return check_positive_int(n_bins, name, 1)
+
+
+def check_probability(value: Any, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
+    """A real number strictly inside (0, 1) by default (confidence levels)."""
+    ok = _is_real(value) and math.isfinite(float(value))
+    if ok:
+        v = float(value)
+        ok = (v > 0 if open_low else v >= 0) and (v < 1 if open_high else v <= 1)
+    if not ok:
+        lo = "(" if open_low else "["
+        hi = ")" if open_high else "]"
+        raise ValidationError(f"{name} must be a number in {lo}0, 1{hi}; found {value!r}")
+    return float(value)

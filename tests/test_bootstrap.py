@@ -1,0 +1,154 @@
+"""Document-level bootstrap: reproducible, resamples documents, equals explicit resampling."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import confcal
+from confcal import UndefinedMetricWarning, ValidationError, bootstrap_ci
+from confcal.bootstrap import _distribution, _DocumentResampler
+
+METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "accuracy")
+
+
+def data(n=600, n_docs=60, seed=0, decimals=None):
+    rng = np.random.default_rng(seed)
+    confidence = rng.beta(4, 2, size=n)
+    if decimals is not None:
+        confidence = np.round(confidence, decimals)
+    correct = rng.uniform(size=n) < confidence
+    docs = rng.integers(0, n_docs, size=n)
+    return correct, confidence, docs
+
+
+def explicit_resample_values(correct, confidence, docs, n_resamples, seed, budget=0.3):
+    """Copy the rows of each drawn document and recompute with the public functions."""
+    resampler = _DocumentResampler(correct, confidence, confcal._validation.check_groups(docs, len(docs)))
+    codes = confcal._validation.check_groups(docs, len(docs))
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_resamples):
+        counts = resampler.draw_counts(rng).astype(int)
+        rows = np.repeat(np.arange(len(codes)), counts[codes])
+        y, c = correct[rows], confidence[rows]
+        rep = confcal.calibration_report(y, c, budgets=(budget,))
+        out.append([rep.auroc, rep.ece, rep.mce, rep.brier, rep.ecarb[budget], rep.accuracy])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("decimals", [None, 1, 2])
+def test_reweighting_equals_copying_rows_of_drawn_documents(decimals):
+    # The fast path reweights a fixed sort; copying rows and recomputing must agree to
+    # rounding for every resample, ties included.
+    correct, confidence, docs = data(decimals=decimals)
+    codes = confcal._validation.check_groups(docs, len(docs))
+    _, fast = _distribution(correct, confidence, codes, METRICS, budget=0.3, n_bins=5,
+                            binning="quantile", n_resamples=25, seed=11)
+    slow = explicit_resample_values(correct, confidence, docs, 25, seed=11)
+    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
+
+
+def test_estimates_equal_the_metric_functions():
+    correct, confidence, docs = data(decimals=2)
+    ci = bootstrap_ci(correct, confidence, groups=docs, metrics=METRICS, n_resamples=20)
+    est = dict(zip(ci.metric, ci.estimate))
+    assert est["auroc"] == pytest.approx(confcal.auroc(correct, confidence), abs=1e-12)
+    assert est["ece"] == pytest.approx(confcal.ece(correct, confidence), abs=1e-12)
+    assert est["mce"] == pytest.approx(confcal.mce(correct, confidence), abs=1e-12)
+    assert est["brier"] == pytest.approx(confcal.brier(correct, confidence), abs=1e-12)
+    assert est["ecarb"] == pytest.approx(confcal.ecarb(correct, confidence), abs=1e-12)
+    assert est["accuracy"] == pytest.approx(correct.mean(), abs=1e-15)
+
+
+def test_reproducible_for_a_seed_and_different_across_seeds():
+    correct, confidence, docs = data()
+    a = bootstrap_ci(correct, confidence, groups=docs, n_resamples=50, seed=3)
+    b = bootstrap_ci(correct, confidence, groups=docs, n_resamples=50, seed=3)
+    c = bootstrap_ci(correct, confidence, groups=docs, n_resamples=50, seed=4)
+    assert a.equals(b)
+    assert not a[["low", "high"]].equals(c[["low", "high"]])
+
+
+def test_one_entity_per_document_is_a_row_bootstrap():
+    correct, confidence, _ = data(n=300)
+    rows = bootstrap_ci(correct, confidence, n_resamples=100, seed=9)
+    docs = bootstrap_ci(correct, confidence, groups=np.arange(300) * 7 + 1, n_resamples=100,
+                        seed=9)
+    named = bootstrap_ci(correct, confidence, groups=[f"doc-{i}" for i in range(300)],
+                         n_resamples=100, seed=9)
+    assert rows.equals(docs)
+    assert rows.equals(named)
+
+
+def test_documents_move_together():
+    # Two documents with 50 entities each; every resample holds 0, 50 or 100 entities of
+    # each document, so accuracy only takes the values of whole-document mixtures.
+    correct = np.r_[np.ones(50, bool), np.zeros(50, bool)]
+    confidence = np.r_[np.full(50, 0.9), np.full(50, 0.2)]
+    docs = np.r_[np.zeros(50, int), np.ones(50, int)]
+    codes = confcal._validation.check_groups(docs, 100)
+    _, values = _distribution(correct, confidence, codes, ("accuracy",), budget=0.3,
+                              n_bins=5, binning="quantile", n_resamples=200, seed=0)
+    assert set(np.unique(values[:, 0])) <= {0.0, 0.5, 1.0}
+    ci = bootstrap_ci(correct, confidence, groups=docs, metrics=("accuracy", "auroc"),
+                      n_resamples=200, seed=0)
+    auroc_row = ci.set_index("metric").loc["auroc"]
+    # resamples drawing one document twice hold one class: counted out, not guessed
+    assert 0 < auroc_row["n_valid"] < 200
+    assert auroc_row["low"] == auroc_row["high"] == 1.0
+
+
+def test_interval_contains_estimate_and_narrows_with_more_documents():
+    widths = []
+    for n_docs in (20, 500):
+        correct, confidence, docs = data(n=20 * n_docs, n_docs=n_docs, seed=2)
+        ci = bootstrap_ci(correct, confidence, groups=docs, n_resamples=300, seed=1)
+        assert ((ci.low <= ci.estimate) & (ci.estimate <= ci.high)).all()
+        widths.append((ci.high - ci.low).to_numpy())
+    assert (widths[1] < widths[0]).all()
+
+
+def test_document_bootstrap_is_wider_than_row_bootstrap_when_documents_cluster():
+    # Each document is either easy (all right) or hard (all wrong) at the same confidence:
+    # rows within a document are perfectly correlated, so a row bootstrap is overconfident.
+    rng = np.random.default_rng(4)
+    doc_ok = rng.uniform(size=100) < 0.6
+    docs = np.repeat(np.arange(100), 20)
+    correct = doc_ok[docs]
+    confidence = np.full(2000, 0.6)
+    by_doc = bootstrap_ci(correct, confidence, groups=docs, metrics=("brier",), seed=0)
+    by_row = bootstrap_ci(correct, confidence, metrics=("brier",), seed=0)
+    width = lambda ci: float(ci.high.iloc[0] - ci.low.iloc[0])  # noqa: E731
+    assert width(by_doc) > 3 * width(by_row)
+
+
+def test_undefined_estimate_warns_and_gives_nan_interval():
+    with pytest.warns(UndefinedMetricWarning, match="auroc is undefined on the full data"):
+        ci = bootstrap_ci([1, 1, 1], [0.2, 0.5, 0.9], metrics=("auroc", "brier"),
+                          n_resamples=10)
+    row = ci.set_index("metric").loc["auroc"]
+    assert math.isnan(row["estimate"]) and math.isnan(row["low"]) and row["n_valid"] == 0
+    assert not math.isnan(ci.set_index("metric").loc["brier", "low"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"groups": [1, 2]}, r"groups must have one id per prediction \(3\); found 2"),
+        ({"groups": [1, None, 2]}, r"groups must not contain missing ids; .* index 1"),
+        ({"groups": [1.0, float("nan"), 2.0]}, r"groups must not contain missing ids"),
+        ({"metrics": ("auroc", "f1")}, r"metrics\[1\] must be one of .*; found 'f1'"),
+        ({"metrics": ()}, r"metrics must be a non-empty sequence"),
+        ({"n_resamples": 0}, r"n_resamples must be an integer >= 1; found 0"),
+        ({"confidence_level": 1.0}, r"confidence_level must be a number in \(0, 1\); found 1\.0"),
+        ({"seed": 1.5}, r"seed must be an int or None; found 1\.5"),
+        ({"budget": 0}, r"budget must be a number in \(0, 1\]"),
+        ({"binning": "x"}, r"binning must be one of"),
+    ],
+)
+def test_bad_options(kwargs, message):
+    with pytest.raises(ValidationError, match=message):
+        bootstrap_ci([0, 1, 1], [0.2, 0.5, 0.9], **kwargs)
