@@ -25,7 +25,13 @@ from functools import cached_property
 
 import numpy as np
 
-_LOW_BIT = np.int64(1)
+def _dot(a: np.ndarray, b: np.ndarray):
+    """Inner product without BLAS.
+
+    BLAS ddot runs multi-threaded; on a busy machine its threads spin and one call on 500k
+    values took 3-8 ms instead of 0.35 ms (measured here). einsum stays on one core.
+    """
+    return np.einsum("i,i->", a, b)
 
 
 def pack_keys(correct: np.ndarray, confidence: np.ndarray) -> np.ndarray:
@@ -136,11 +142,13 @@ class Ranking:
     def mixed_runs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Runs of equal confidence holding both labels: (start, split, end) positions.
 
-        Inside a run errors come first, so a mixed run is found where two neighbouring keys
-        differ in the label bit only (XOR == 1). ``split`` is the first correct one.
+        Inside a run errors come first, so a mixed run shows as two neighbours with equal
+        confidence and different labels; ``split`` is the first correct one. (Comparing
+        the float view and the bool labels keeps the temporaries 1 byte per row.)
         """
+        c, pos = self.confidence, self.is_pos
+        t = np.flatnonzero((c[1:] == c[:-1]) & (pos[1:] != pos[:-1]))
         k = self.keys
-        t = np.flatnonzero((k[1:] ^ k[:-1]) == _LOW_BIT)
         start = np.searchsorted(k, k[t], side="left")
         end = np.searchsorted(k, k[t + 1], side="right")
         return start, t + 1, end
@@ -214,9 +222,9 @@ class Ranking:
         if self.weights is None:
             return float(self.confidence[start:stop].sum())
         a, b = int(self.pos_before(start)), int(self.pos_before(stop))
-        total = float(np.vdot(self.weights.pos[a:b], self.pos_confidence[a:b]))
+        total = float(_dot(self.weights.pos[a:b], self.pos_confidence[a:b]))
         a, b = start - a, stop - b
-        return total + float(np.vdot(self.weights.neg[a:b], self.neg_confidence[a:b]))
+        return total + float(_dot(self.weights.neg[a:b], self.neg_confidence[a:b]))
 
     @cached_property
     def pos_confidence(self) -> np.ndarray:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from ._ranking import Ranking, pack_keys
+from ._ranking import Ranking, _dot, pack_keys
 from ._validation import (
     check_budget,
     check_confidence,
@@ -60,11 +60,11 @@ def _metric_functions(budget: float, n_bins: int, binning: str, doc_sums: np.nda
 
     def brier(r: Ranking, counts: np.ndarray) -> float:
         # order-free, so per-document sums suffice: O(documents), not O(rows)
-        size, sq_error = counts @ doc_sums[:, 0], counts @ doc_sums[:, 2]
+        size, sq_error = _dot(counts, doc_sums[0]), _dot(counts, doc_sums[2])
         return float(sq_error / size)
 
     def accuracy(r: Ranking, counts: np.ndarray) -> float:
-        return float((counts @ doc_sums[:, 1]) / (counts @ doc_sums[:, 0]))
+        return float(_dot(counts, doc_sums[1]) / _dot(counts, doc_sums[0]))
 
     return {
         "auroc": lambda r, counts: _auroc(r),
@@ -102,8 +102,8 @@ class _DocumentResampler:
         self.doc_neg = codes[order[r.neg_positions]]
         self.n_groups = int(codes.max()) + 1
         d = confidence - correct
-        # per document: predictions, correct ones, sum of squared errors
-        self.doc_sums = np.column_stack([
+        # per document (rows): predictions, correct ones, sum of squared errors
+        self.doc_sums = np.vstack([
             np.bincount(codes, minlength=self.n_groups),
             np.bincount(codes, weights=correct, minlength=self.n_groups),
             np.bincount(codes, weights=d * d, minlength=self.n_groups),

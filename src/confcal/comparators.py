@@ -1,0 +1,910 @@
+"""Typed comparators: how similar a predicted value is to the ground truth.
+
+A comparator is any callable ``(truth, prediction) -> float`` in [0, 1]. The four built-in
+ones are frozen dataclasses that also offer two batched forms used by the scorer:
+
+* ``pairwise(truths, predictions)`` -> ``(m, n)`` similarity matrix (line-item matching),
+* ``elementwise(truths, predictions)`` -> ``(k,)`` similarities of aligned pairs.
+
+Both are vectorized: rapidfuzz ``process.cdist``/``cpdist`` for text, numpy broadcasting on
+parsed numbers and calendar ordinals, and every string is normalized or parsed once
+(``functools.lru_cache`` on the string), so a value that appears in many pairs costs one
+parse. A plain callable works too; the scorer then calls it once per pair.
+
+Missing values (``None``, ``""``, NaN, ``[]``; see :func:`confcal._validation.is_missing`)
+are handled the same way by every comparator: two missing values agree (1.0), a missing
+value against a present one disagrees (0.0). The scorer turns those cases into the TN, FN
+and FA outcomes; the rule matters for line-item matching, where agreeing on an empty cell
+is evidence that two items are the same record.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+from ._validation import is_missing
+from .exceptions import ValidationError
+
+__all__ = [
+    "Comparator",
+    "Text",
+    "Exact",
+    "Number",
+    "Date",
+    "normalize_text",
+    "parse_number",
+    "parse_date",
+]
+
+_CACHE_SIZE = 1 << 16
+
+
+@runtime_checkable
+class Comparator(Protocol):
+    """Anything callable as ``(truth, prediction) -> float`` in [0, 1].
+
+    Built-in comparators also provide ``pairwise`` and ``elementwise`` batched methods and a
+    ``default_threshold``; a custom callable needs neither (give its
+    :class:`~confcal.schema.Field` an explicit ``threshold``).
+    """
+
+    def __call__(self, truth: Any, prediction: Any, /) -> float: ...
+
+
+# --------------------------------------------------------------------------- text
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _normalize_str(text: str, ignore_punctuation: bool) -> str:
+    # NFKC is the identity on ASCII; skipping it halves the cost on typical invoices.
+    s = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    s = s.casefold()
+    if ignore_punctuation:
+        # Unicode categories Pc, Pd, Ps, Pe, Pi, Pf, Po: punctuation, not symbols ($, +, ©),
+        # which carry meaning. Deleted rather than replaced by a space, as in the SQuAD
+        # answer normalization: "A.C.M.E." -> "acme".
+        s = "".join(ch for ch in s if not unicodedata.category(ch).startswith("P"))
+    return " ".join(s.split())
+
+
+def normalize_text(value: Any, *, ignore_punctuation: bool = False) -> str:
+    """Normalize a value for text comparison.
+
+    Unicode NFKC, casefold, whitespace runs collapsed to one space and stripped. With
+    ``ignore_punctuation=True`` Unicode punctuation (categories ``P*``) is deleted as well.
+    Non-string values are compared through ``str(value)``; a missing value becomes ``""``.
+
+    Parameters
+    ----------
+    value : Any
+        The value to normalize.
+    ignore_punctuation : bool, default False
+        Delete punctuation characters before comparing.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> normalize_text("  ACME\\u00a0 Media,  Inc. ")
+    'acme media, inc.'
+    >>> normalize_text("A.C.M.E. Media", ignore_punctuation=True)
+    'acme media'
+    >>> normalize_text("ﬁle №1")  # NFKC folds ligatures and compatibility characters
+    'file no1'
+    """
+    if is_missing(value):
+        return ""
+    return _normalize_str(value if isinstance(value, str) else str(value), ignore_punctuation)
+
+
+def _normalized(values: Sequence[Any], missing: np.ndarray, ignore_punctuation: bool) -> list[str]:
+    norm = _normalize_str
+    return [
+        "" if miss else norm(v if type(v) is str else str(v), ignore_punctuation)
+        for v, miss in zip(values, missing.tolist())
+    ]
+
+
+def _missing_flags(values: Sequence[Any]) -> list[bool]:
+    """``[is_missing(v) for v in values]``, with the common types decided inline.
+
+    The scorer calls this on every value; the inline cases are exactly those of
+    :func:`~confcal._validation.is_missing` (``isspace`` and ``strip`` agree on what
+    whitespace is), and everything else is delegated to it.
+    """
+    return [
+        (not v or v.isspace()) if type(v) is str
+        else v is None or (
+            (v != v) if type(v) is float
+            else (type(v) is not int and type(v) is not bool and is_missing(v))
+        )
+        for v in values
+    ]
+
+
+def _missing_mask(values: Sequence[Any]) -> np.ndarray:
+    return np.array(_missing_flags(values), dtype=bool).reshape(len(values))
+
+
+def _apply_missing_pairwise(sim: np.ndarray, tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+    """Both missing -> 1.0, exactly one missing -> 0.0 (module docstring)."""
+    if tm.any() or pm.any():
+        sim[tm[:, None] | pm[None, :]] = 0.0
+        sim[tm[:, None] & pm[None, :]] = 1.0
+    return sim
+
+
+def _apply_missing_elementwise(sim: np.ndarray, tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+    if tm.any() or pm.any():
+        sim[tm | pm] = 0.0
+        sim[tm & pm] = 1.0
+    return sim
+
+
+def _codes(a: list[str], b: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes shared by two string lists: equal strings <=> equal codes.
+
+    Comparing codes with numpy broadcasting replaces m*n Python string comparisons.
+    """
+    table: dict[str, int] = {}
+    ca = np.fromiter((table.setdefault(s, len(table)) for s in a), dtype=np.int64, count=len(a))
+    cb = np.fromiter((table.setdefault(s, len(table)) for s in b), dtype=np.int64, count=len(b))
+    return ca, cb
+
+
+def _check_lengths(truths: Sequence[Any], predictions: Sequence[Any]) -> None:
+    if len(truths) != len(predictions):
+        raise ValidationError(
+            "truths, predictions must have the same length; "
+            f"truths has {len(truths)} and predictions has {len(predictions)}"
+        )
+
+
+def _check_bool(value: Any, name: str) -> None:
+    if not isinstance(value, bool):
+        raise ValidationError(f"{name} must be True or False; found {value!r}")
+
+
+@dataclass(frozen=True)
+class Text:
+    """Normalized Levenshtein similarity, ``1 - distance / max(len(truth), len(prediction))``.
+
+    Both values go through :func:`normalize_text` first (NFKC, casefold, whitespace
+    collapse; punctuation kept unless ``ignore_punctuation=True``). The distance is
+    RapidFuzz's ``Levenshtein.normalized_similarity`` (unit costs), the measure behind ANLS.
+
+    Parameters
+    ----------
+    ignore_punctuation : bool, default False
+        Delete Unicode punctuation before comparing.
+
+    Attributes
+    ----------
+    default_threshold : float
+        0.5, used by :class:`~confcal.schema.Field` when no threshold is given. It is the
+        ANLS cut-off of document VQA (Biten et al., 2019: a normalized Levenshtein
+        similarity below 0.5 means the model read a different value, not a typo of the
+        right one), and the field threshold stickler-eval 1.0.0, the reference
+        implementation of the ConfBench paper, applies when none is named.
+
+    Examples
+    --------
+    >>> Text()("ACME Media", "acme  media")
+    1.0
+    >>> Text()("ACME Media", "ACME Medla")  # one substitution in ten characters
+    0.9
+    >>> Text(ignore_punctuation=True)("Net-30", "net 30")  # "net30" vs "net 30": one insertion
+    0.8333333333333334
+    >>> Text().pairwise(["abc", None], ["abd", None]).tolist()
+    [[0.6666666666666667, 0.0], [0.0, 1.0]]
+    """
+
+    ignore_punctuation: bool = False
+    default_threshold: ClassVar[float] = 0.5
+
+    def __post_init__(self) -> None:
+        _check_bool(self.ignore_punctuation, "ignore_punctuation")
+
+    def __call__(self, truth: Any, prediction: Any) -> float:
+        tm, pm = is_missing(truth), is_missing(prediction)
+        if tm or pm:
+            return float(tm and pm)
+        t = normalize_text(truth, ignore_punctuation=self.ignore_punctuation)
+        p = normalize_text(prediction, ignore_punctuation=self.ignore_punctuation)
+        return float(Levenshtein.normalized_similarity(t, p))
+
+    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """``(len(truths), len(predictions))`` similarity matrix."""
+        return self._pairwise(truths, predictions, _missing_mask(truths), _missing_mask(predictions))
+
+    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
+        _check_lengths(truths, predictions)
+        return self._elementwise(
+            truths, predictions, _missing_mask(truths), _missing_mask(predictions)
+        )
+
+    def _pairwise(self, truths: Sequence[Any], predictions: Sequence[Any],
+                  tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+        t = _normalized(truths, tm, self.ignore_punctuation)
+        p = _normalized(predictions, pm, self.ignore_punctuation)
+        sim = process.cdist(t, p, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+        sim = np.asarray(sim, dtype=np.float64).reshape(len(t), len(p))
+        return _apply_missing_pairwise(sim, tm, pm)
+
+    def _elementwise(self, truths: Sequence[Any], predictions: Sequence[Any],
+                     tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+        if len(truths) == 0:
+            return np.zeros(0)
+        t = _normalized(truths, tm, self.ignore_punctuation)
+        p = _normalized(predictions, pm, self.ignore_punctuation)
+        sim = process.cpdist(t, p, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+        sim = np.asarray(sim, dtype=np.float64).reshape(len(t))
+        return _apply_missing_elementwise(sim, tm, pm)
+
+
+@dataclass(frozen=True)
+class Exact:
+    """1.0 if the values are equal after :func:`normalize_text`, else 0.0.
+
+    Attributes
+    ----------
+    default_threshold : float
+        1.0: the comparator is binary, so every threshold in (0, 1] means "equal".
+
+    Examples
+    --------
+    >>> Exact()("INV-0017", " inv-0017 ")
+    1.0
+    >>> Exact()("INV-0017", "INV-0018")
+    0.0
+    """
+
+    default_threshold: ClassVar[float] = 1.0
+
+    def __call__(self, truth: Any, prediction: Any) -> float:
+        tm, pm = is_missing(truth), is_missing(prediction)
+        if tm or pm:
+            return float(tm and pm)
+        return float(normalize_text(truth) == normalize_text(prediction))
+
+    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """``(len(truths), len(predictions))`` similarity matrix."""
+        return self._pairwise(truths, predictions, _missing_mask(truths), _missing_mask(predictions))
+
+    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
+        _check_lengths(truths, predictions)
+        return self._elementwise(
+            truths, predictions, _missing_mask(truths), _missing_mask(predictions)
+        )
+
+    def _pairwise(self, truths: Sequence[Any], predictions: Sequence[Any],
+                  tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+        ct, cp = _codes(_normalized(truths, tm, False), _normalized(predictions, pm, False))
+        sim = (ct[:, None] == cp[None, :]).astype(np.float64)
+        return _apply_missing_pairwise(sim, tm, pm)
+
+    def _elementwise(self, truths: Sequence[Any], predictions: Sequence[Any],
+                     tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+        ct, cp = _codes(_normalized(truths, tm, False), _normalized(predictions, pm, False))
+        sim = (ct == cp).astype(np.float64)
+        return _apply_missing_elementwise(sim, tm, pm)
+
+
+# ------------------------------------------------------------------------- numbers
+
+# Unicode currency symbols (category Sc) after NFKC, which already folds the full-width
+# and small forms (U+FF04, U+FE69) into "$". A run of up to three capitals glued in front
+# covers "US$", "C$", "HK$", "R$"; a free-standing three-capital word is an ISO 4217 code.
+_CURRENCY_RE = re.compile(
+    "[A-Z]{0,3}[$\u00a2-\u00a5\u058f\u060b\u07fe\u07ff\u09f2\u09f3\u09fb\u0af1\u0bf9"
+    "\u0e3f\u17db\u20a0-\u20cf\ua838\ufdfc]"
+    "|(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])"
+)
+_EXPONENT_RE = re.compile(r"[eE][+-]?\d+$")
+_GROUP_SEPARATORS = " '\u2019"
+_MAX_SLACK = 4 * np.finfo(np.float64).eps
+
+
+def _number_error(text: Any, reason: str) -> ValidationError:
+    return ValidationError(f"text must be a number ({reason}); found {text!r}")
+
+
+def _parse_number_str(text: str, decimal: str) -> float:
+    s = text if text.isascii() else unicodedata.normalize("NFKC", text).replace("\u2212", "-")
+    s = _CURRENCY_RE.sub("", s).strip()
+    negative = False
+    if s.startswith("(") and s.endswith(")"):
+        negative = True
+        s = s[1:-1].strip()
+    if s.endswith("%"):
+        # "12%" is read as the number printed, 12, not 0.12: the percent sign is the
+        # document's unit, like a currency symbol, and stickler-eval reads it the same way.
+        s = s[:-1].strip()
+    if s and s[0] in "+-":
+        if negative:
+            raise _number_error(text, "a sign inside accounting parentheses")
+        negative = s[0] == "-"
+        s = s[1:].strip()
+    m = _EXPONENT_RE.search(s)
+    exponent = m.group(0) if m else ""
+    mantissa = s[: m.start()] if m else s
+    thousands = "," if decimal == "." else "."
+    if mantissa.count(decimal) > 1:
+        raise _number_error(text, f"more than one decimal mark {decimal!r}")
+    int_part, _, frac = mantissa.partition(decimal)
+    if not frac.isdigit() and frac != "":
+        raise _number_error(text, "non-digits after the decimal mark")
+    separators = {ch for ch in int_part if ch == thousands or ch in _GROUP_SEPARATORS}
+    if separators:
+        if len(separators) > 1:
+            raise _number_error(text, "mixed digit-group separators")
+        groups = int_part.split(separators.pop())
+        # Western grouping is 1-3 digits then threes, Indian 1-3 then twos then a final
+        # three ("1,23,456"). Anything else is most likely the other decimal convention
+        # ("1,5" with decimal="."), which must not be read as fifteen.
+        ok = (
+            1 <= len(groups[0]) <= 3
+            and len(groups[-1]) == 3
+            and all(2 <= len(g) <= 3 for g in groups[1:-1])
+            and all(g.isdigit() for g in groups)
+        )
+        if not ok:
+            raise _number_error(
+                text, f"digit groups must be separated every 3 digits with decimal={decimal!r}"
+            )
+        int_part = "".join(groups)
+    if not (int_part.isdigit() or (int_part == "" and frac != "")):
+        raise _number_error(text, "not a number")
+    # int_part/frac are ASCII digits only here (isdigit also accepts e.g. superscripts, but
+    # NFKC has folded those), so float() reads exactly what was written.
+    value = float(f"{int_part or '0'}.{frac or '0'}{exponent}")
+    if not math.isfinite(value):
+        raise _number_error(text, "not finite")
+    return -value if negative else value
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _parse_number_cached(text: str, decimal: str) -> float:
+    """Parsed value, or NaN when the text is not a number (cached either way)."""
+    try:
+        return _parse_number_str(text, decimal)
+    except ValidationError:
+        return math.nan
+
+
+def _check_decimal(decimal: Any) -> None:
+    if decimal not in (".", ","):
+        raise ValidationError(f"decimal must be one of '.', ','; found {decimal!r}")
+
+
+def parse_number(text: Any, *, decimal: str = ".") -> float:
+    """Parse a number as written on a document.
+
+    Accepts Python numbers and strings with currency symbols and ISO codes (``"$"``,
+    ``"US$"``, ``"€"``, ``"USD"``), digit-group separators (``","`` or ``"."`` -- whichever
+    is not the decimal mark --, spaces, apostrophes), accounting parentheses for negatives,
+    a leading sign, a trailing percent sign (``"12%"`` is 12, the number printed), and
+    exponents (``"1e3"``).
+
+    Parameters
+    ----------
+    text : str or number
+        The value to parse. Booleans are refused.
+    decimal : {".", ","}, default "."
+        The decimal mark. With ``","`` the text ``"1.234,56"`` is 1234.56.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        If the text is not a finite number. Digit groups must be three digits (after a
+        first group of 1-3; two-digit Indian groups are accepted before the last three):
+        ``"1,5"`` with ``decimal="."`` is refused rather than read as 15.
+
+    Examples
+    --------
+    >>> parse_number("$1,234.50")
+    1234.5
+    >>> parse_number("(12.00)")
+    -12.0
+    >>> parse_number("1.234,56", decimal=",")
+    1234.56
+    >>> [parse_number(s) for s in ("1e3", "12%", "USD 1 000", "-€3.5", "1,23,456")]
+    [1000.0, 12.0, 1000.0, -3.5, 123456.0]
+    >>> parse_number("1,5")
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: text must be a number (digit groups must be separated every 3 digits with decimal='.'); found '1,5'
+    """
+    _check_decimal(decimal)
+    if isinstance(text, (bool, np.bool_)):
+        raise _number_error(text, "a bool is not a number")
+    if isinstance(text, (int, float, Decimal, np.integer, np.floating)):
+        value = float(text)
+        if not math.isfinite(value):
+            raise _number_error(text, "not finite")
+        return value
+    if not isinstance(text, str):
+        raise _number_error(text, f"expected a string or a number, not {type(text).__name__}")
+    value = _parse_number_cached(text, decimal)
+    if math.isnan(value):
+        _parse_number_str(text, decimal)  # re-run uncached to raise the specific reason
+    return value
+
+
+def _number_or_nan(value: Any, decimal: str) -> float:
+    if isinstance(value, str):
+        return _parse_number_cached(value, decimal)
+    try:
+        return parse_number(value, decimal=decimal)
+    except ValidationError:
+        return math.nan
+
+
+def _check_tol(value: Any, name: str) -> None:
+    ok = (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, (bool, np.bool_))
+        and math.isfinite(float(value))
+        and float(value) >= 0
+    )
+    if not ok:
+        raise ValidationError(f"{name} must be a finite number >= 0; found {value!r}")
+
+
+@dataclass(frozen=True)
+class Number:
+    """1.0 if the parsed numbers agree within tolerance, else 0.0.
+
+    The tolerance is symmetric in truth and prediction:
+    ``|p - t| <= max(abs_tol, rel_tol * max(|p|, |t|))``. Values are parsed with
+    :func:`parse_number`; a value that is not a number on either side makes the pair fall
+    back to :class:`Exact` text comparison (``"N/A"`` equals ``"n/a"``).
+
+    Parameters
+    ----------
+    rel_tol : float, default 0.01
+        Relative tolerance; 1% is the ConfBench paper's tolerance comparator.
+    abs_tol : float, default 0.0
+        Absolute tolerance.
+    decimal : {".", ","}, default "."
+        Decimal mark used when parsing strings.
+
+    Attributes
+    ----------
+    default_threshold : float
+        1.0: the comparator is binary, so every threshold in (0, 1] means "within tolerance".
+
+    Notes
+    -----
+    Binary floating point rounds the difference of two parsed decimals: ``1.24 - 1.23`` is
+    ``0.010000000000000009``. A slack of four units in the last place of the larger
+    magnitude is added to the tolerance so that ``abs_tol=0.01`` accepts a one-cent
+    difference, as a decimal reading of the documents would.
+
+    Examples
+    --------
+    >>> Number()("$1,234.50", 1234.5)
+    1.0
+    >>> Number()(100, 100.9), Number()(100.9, 100)  # symmetric: 0.9 <= 0.01 * 100.9
+    (1.0, 1.0)
+    >>> Number()(100, 102)
+    0.0
+    >>> Number(rel_tol=0.0, abs_tol=0.01)("1.23", "1.24")
+    1.0
+    >>> Number()("N/A", "n/a")  # not numbers: compared as Exact text
+    1.0
+    """
+
+    rel_tol: float = 0.01
+    abs_tol: float = 0.0
+    decimal: str = "."
+    default_threshold: ClassVar[float] = 1.0
+
+    def __post_init__(self) -> None:
+        _check_tol(self.rel_tol, "rel_tol")
+        _check_tol(self.abs_tol, "abs_tol")
+        _check_decimal(self.decimal)
+
+    def _within(self, t: np.ndarray, p: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            scale = np.maximum(np.abs(t), np.abs(p))
+            tol = np.maximum(self.abs_tol, self.rel_tol * scale) + _MAX_SLACK * scale
+            return np.abs(p - t) <= tol  # False wherever a side is NaN
+
+    def __call__(self, truth: Any, prediction: Any) -> float:
+        tm, pm = is_missing(truth), is_missing(prediction)
+        if tm or pm:
+            return float(tm and pm)
+        t = _number_or_nan(truth, self.decimal)
+        p = _number_or_nan(prediction, self.decimal)
+        if math.isnan(t) or math.isnan(p):
+            return Exact()(truth, prediction)
+        return float(self._within(np.float64(t), np.float64(p)))
+
+    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """``(len(truths), len(predictions))`` similarity matrix."""
+        return self._pairwise(truths, predictions, _missing_mask(truths), _missing_mask(predictions))
+
+    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
+        _check_lengths(truths, predictions)
+        return self._elementwise(
+            truths, predictions, _missing_mask(truths), _missing_mask(predictions)
+        )
+
+    def _parsed(self, values: Sequence[Any], missing: np.ndarray) -> np.ndarray:
+        """Parsed values; NaN for missing values and for text that is not a number."""
+        dec, cached = self.decimal, _parse_number_cached
+        parsed = [
+            math.nan if miss else cached(v, dec) if type(v) is str else _number_or_nan(v, dec)
+            for v, miss in zip(values, missing.tolist())
+        ]
+        return np.array(parsed, dtype=np.float64).reshape(len(values))
+
+    def _pairwise(self, truths: Sequence[Any], predictions: Sequence[Any],
+                  tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+        t, p = self._parsed(truths, tm), self._parsed(predictions, pm)
+        sim = self._within(t[:, None], p[None, :]).astype(np.float64)
+        tu, pu = np.isnan(t) & ~tm, np.isnan(p) & ~pm
+        if tu.any() or pu.any():
+            fallback = tu[:, None] | pu[None, :]
+            sim[fallback] = Exact()._pairwise(truths, predictions, tm, pm)[fallback]
+        return _apply_missing_pairwise(sim, tm, pm)
+
+    def _elementwise(self, truths: Sequence[Any], predictions: Sequence[Any],
+                     tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+        t, p = self._parsed(truths, tm), self._parsed(predictions, pm)
+        sim = self._within(t, p).astype(np.float64)
+        fallback = (np.isnan(t) & ~tm) | (np.isnan(p) & ~pm)
+        if fallback.any():
+            sim[fallback] = Exact()._elementwise(truths, predictions, tm, pm)[fallback]
+        return _apply_missing_elementwise(sim, tm, pm)
+
+
+# --------------------------------------------------------------------------- dates
+
+_YEAR_FIRST_RE = re.compile(r"(\d{4})([-/.])(\d{1,2})\2(\d{1,2})")
+_COMPACT_ISO_RE = re.compile(r"(\d{4})(\d{2})(\d{2})")
+_NUMERIC_DATE_RE = re.compile(r"(\d{1,2})([-/.])(\d{1,2})\2(\d{4})")
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        (
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_MONTH = "(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_MONTH_NAME_RES = (
+    re.compile(rf"{_MONTH}\s+{_DAY},?\s+(?P<year>\d{{4}})", re.IGNORECASE),  # March 1, 2024
+    re.compile(rf"{_DAY}\s+{_MONTH},?\s+(?P<year>\d{{4}})", re.IGNORECASE),  # 1 Mar 2024
+    re.compile(rf"{_DAY}-{_MONTH}-(?P<year>\d{{4}})", re.IGNORECASE),  # 01-Mar-2024
+)
+# Two defaults that differ in year, month and day: a component the text does not state is
+# filled from the default, so the two parses disagree exactly when one is missing.
+_DEFAULTS = (datetime(2000, 1, 1), datetime(2001, 2, 2))
+
+
+def _valid_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _dateutil_date(text: str, dayfirst: bool, yearfirst: bool) -> date | None:
+    from dateutil import parser  # import cost paid only by unusual formats
+
+    results = []
+    for default in _DEFAULTS:
+        try:
+            parsed = parser.parse(text, default=default, dayfirst=dayfirst, yearfirst=yearfirst)
+        except (ValueError, OverflowError, TypeError):
+            return None
+        results.append(parsed.date())
+    return results[0] if results[0] == results[1] else None
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _parse_date_cached(text: str, dayfirst: bool) -> date | None:
+    s = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    s = s.strip()
+    if not s:
+        return None
+    m = _YEAR_FIRST_RE.match(s)
+    if m:
+        # Year first fixes the order to year-month-day: dayfirst is never applied here
+        # (dateutil would read "2024-03-01" with dayfirst=True as 3 January).
+        rest = s[m.end():]
+        if not rest:
+            return _valid_date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+        try:
+            return datetime.fromisoformat(s).date()
+        except ValueError:
+            return _dateutil_date(s, dayfirst=False, yearfirst=True)
+    m = _COMPACT_ISO_RE.fullmatch(s)
+    if m:
+        return _valid_date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    m = _NUMERIC_DATE_RE.fullmatch(s)
+    if m:
+        a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
+        # One reading, chosen by dayfirst; the other only when the first cannot be a date
+        # because a number exceeds 12 (then only one reading exists). This is dateutil's
+        # rule, never "whichever matches the other value".
+        first = _valid_date(year, b, a) if dayfirst else _valid_date(year, a, b)
+        if first is not None or (a <= 12 and b <= 12):
+            return first
+        return _valid_date(year, a, b) if dayfirst else _valid_date(year, b, a)
+    for pattern in _MONTH_NAME_RES:
+        m = pattern.fullmatch(s)
+        if m:
+            month = _MONTHS[m.group("month").lower()]
+            return _valid_date(int(m.group("year")), month, int(m.group("day")))
+    return _dateutil_date(s, dayfirst=dayfirst, yearfirst=False)
+
+
+def _date_or_none(value: Any, dayfirst: bool) -> date | None:
+    if isinstance(value, str):
+        return _parse_date_cached(value, dayfirst)
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    return None
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _ordinal_cached(text: str, dayfirst: bool) -> int:
+    parsed = _parse_date_cached(text, dayfirst)
+    return 0 if parsed is None else parsed.toordinal()
+
+
+def _ordinal(value: Any, dayfirst: bool) -> int:
+    parsed = _date_or_none(value, dayfirst)
+    return 0 if parsed is None else parsed.toordinal()
+
+
+def parse_date(text: Any, *, dayfirst: bool = False) -> date:
+    """Parse a calendar date as written on a document.
+
+    Year-first dates (``"2024-03-01"``, ``"2024/03/01"``, ``"20240301"``, ISO datetimes
+    such as ``"2024-03-01T00:00:00"``) are always year-month-day, whatever ``dayfirst``
+    says. ``"03/01/2024"`` is read one way only: month first, or day first with
+    ``dayfirst=True``; the other order is used only when the first is impossible (a number
+    above 12). Month names (English), weekday prefixes and other formats go through
+    ``dateutil``. Text that leaves the year, month or day unstated (``"March 2024"``,
+    ``"12"``) is not a date: nothing is filled in from today's date. Times and UTC offsets
+    are ignored; the calendar date as written is returned. Two-digit years follow
+    dateutil's window (within 50 years of today).
+
+    Parameters
+    ----------
+    text : str, datetime.date or datetime.datetime
+        The value to parse.
+    dayfirst : bool, default False
+        Read an ambiguous ``"01/03/2024"`` as 1 March rather than 3 January.
+
+    Returns
+    -------
+    datetime.date
+
+    Raises
+    ------
+    ValidationError
+        If the text is not a complete calendar date.
+
+    Examples
+    --------
+    >>> parse_date("03/01/2024")
+    datetime.date(2024, 3, 1)
+    >>> parse_date("03/01/2024", dayfirst=True)
+    datetime.date(2024, 1, 3)
+    >>> parse_date("2024-03-01", dayfirst=True)  # ISO is never read day-first
+    datetime.date(2024, 3, 1)
+    >>> parse_date("March 1, 2024") == parse_date("1 Mar 2024") == parse_date("2024-03-01T00:00:00")
+    True
+    >>> parse_date("March 2024")
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: text must be a complete calendar date (year, month and day); found 'March 2024'
+    """
+    _check_bool(dayfirst, "dayfirst")
+    parsed = _date_or_none(text, dayfirst)
+    if parsed is None:
+        raise ValidationError(
+            f"text must be a complete calendar date (year, month and day); found {text!r}"
+        )
+    return parsed
+
+
+@dataclass(frozen=True)
+class Date:
+    """1.0 if both values are the same calendar date, else 0.0.
+
+    Values are parsed with :func:`parse_date` (each distinct string once; the result is
+    cached). A value that is not a date on either side makes the pair fall back to
+    :class:`Exact` text comparison, so ``"TBD"`` equals ``"tbd"`` and a date never equals
+    text that is not a date.
+
+    Parameters
+    ----------
+    dayfirst : bool, default False
+        Read ambiguous numeric dates day-first. Applied to both sides in the same way.
+
+    Attributes
+    ----------
+    default_threshold : float
+        1.0: the comparator is binary, so every threshold in (0, 1] means "same day".
+
+    Examples
+    --------
+    >>> same = Date()
+    >>> [same("2024-03-01", p) for p in ("03/01/2024", "March 1, 2024", "1 Mar 2024",
+    ...                                  "2024-03-01T00:00:00", "2024-03-02")]
+    [1.0, 1.0, 1.0, 1.0, 0.0]
+    >>> Date(dayfirst=True)("2024-03-01", "01/03/2024")
+    1.0
+    """
+
+    dayfirst: bool = False
+    default_threshold: ClassVar[float] = 1.0
+
+    def __post_init__(self) -> None:
+        _check_bool(self.dayfirst, "dayfirst")
+
+    def __call__(self, truth: Any, prediction: Any) -> float:
+        tm, pm = is_missing(truth), is_missing(prediction)
+        if tm or pm:
+            return float(tm and pm)
+        t = _date_or_none(truth, self.dayfirst)
+        p = _date_or_none(prediction, self.dayfirst)
+        if t is None or p is None:
+            return Exact()(truth, prediction)
+        return float(t == p)
+
+    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """``(len(truths), len(predictions))`` similarity matrix."""
+        return self._pairwise(truths, predictions, _missing_mask(truths), _missing_mask(predictions))
+
+    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
+        _check_lengths(truths, predictions)
+        return self._elementwise(
+            truths, predictions, _missing_mask(truths), _missing_mask(predictions)
+        )
+
+    def _ordinals(self, values: Sequence[Any], missing: np.ndarray) -> np.ndarray:
+        """Proleptic Gregorian ordinals (>= 1); 0 for missing values and non-dates."""
+        dayfirst, cached = self.dayfirst, _ordinal_cached
+        ordinals = [
+            0 if miss else cached(v, dayfirst) if type(v) is str else _ordinal(v, dayfirst)
+            for v, miss in zip(values, missing.tolist())
+        ]
+        return np.array(ordinals, dtype=np.int64).reshape(len(values))
+
+    def _pairwise(self, truths: Sequence[Any], predictions: Sequence[Any],
+                  tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+        t, p = self._ordinals(truths, tm), self._ordinals(predictions, pm)
+        sim = (t[:, None] == p[None, :]).astype(np.float64)
+        tu, pu = (t == 0) & ~tm, (p == 0) & ~pm
+        if tu.any() or pu.any():
+            fallback = tu[:, None] | pu[None, :]
+            sim[fallback] = Exact()._pairwise(truths, predictions, tm, pm)[fallback]
+        return _apply_missing_pairwise(sim, tm, pm)
+
+    def _elementwise(self, truths: Sequence[Any], predictions: Sequence[Any],
+                     tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+        t, p = self._ordinals(truths, tm), self._ordinals(predictions, pm)
+        sim = (t == p).astype(np.float64)
+        fallback = ((t == 0) & ~tm) | ((p == 0) & ~pm)
+        if fallback.any():
+            sim[fallback] = Exact()._elementwise(truths, predictions, tm, pm)[fallback]
+        return _apply_missing_elementwise(sim, tm, pm)
+
+
+# ------------------------------------------------------- batched dispatch (private)
+
+
+def _check_similarities(sim: np.ndarray, comparator: Any) -> np.ndarray:
+    ok = (sim >= 0.0) & (sim <= 1.0)  # False for NaN
+    if not ok.all():
+        bad = np.flatnonzero(~ok.ravel())
+        raise ValidationError(
+            f"comparator {comparator!r} must return similarities within [0, 1]; "
+            f"found {bad.size} outside, first {sim.ravel()[bad[0]]!r}"
+        )
+    return sim
+
+
+def _call_one(comparator: Any, truth: Any, prediction: Any) -> float:
+    value = comparator(truth, prediction)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise ValidationError(
+            f"comparator {comparator!r} must return a number within [0, 1]; "
+            f"found {value!r} for truth {truth!r} and prediction {prediction!r}"
+        )
+    return float(value)
+
+
+_BUILTINS = (Text, Exact, Number, Date)
+
+
+def _pairwise_similarity(
+    comparator: Any,
+    truths: Sequence[Any],
+    predictions: Sequence[Any],
+    tm: np.ndarray | None = None,
+    pm: np.ndarray | None = None,
+) -> np.ndarray:
+    """``(m, n)`` similarities from any comparator; masks may be passed when already known.
+
+    Built-in comparators run their kernels directly (their output needs no checking). A
+    custom comparator's own ``pairwise`` method is used if it has one, else the callable is
+    looped over the pairs of present values; its output is checked to lie in [0, 1].
+    """
+    if tm is None:
+        tm = _missing_mask(truths)
+    if pm is None:
+        pm = _missing_mask(predictions)
+    if type(comparator) in _BUILTINS:
+        return comparator._pairwise(truths, predictions, tm, pm)  # type: ignore[no-any-return]
+    if hasattr(comparator, "pairwise"):
+        sim = np.asarray(comparator.pairwise(truths, predictions), dtype=np.float64)
+        return _check_similarities(sim.reshape(len(truths), len(predictions)), comparator)
+    sim = np.zeros((len(truths), len(predictions)))
+    for i in np.flatnonzero(~tm):
+        for j in np.flatnonzero(~pm):
+            sim[i, j] = _call_one(comparator, truths[i], predictions[j])
+    return _check_similarities(_apply_missing_pairwise(sim, tm, pm), comparator)
+
+
+def _elementwise_similarity(
+    comparator: Any,
+    truths: Sequence[Any],
+    predictions: Sequence[Any],
+    tm: np.ndarray | None = None,
+    pm: np.ndarray | None = None,
+) -> np.ndarray:
+    """``(k,)`` similarities of aligned pairs; same dispatch as :func:`_pairwise_similarity`."""
+    _check_lengths(truths, predictions)
+    if tm is None:
+        tm = _missing_mask(truths)
+    if pm is None:
+        pm = _missing_mask(predictions)
+    if type(comparator) in _BUILTINS:
+        return comparator._elementwise(truths, predictions, tm, pm)  # type: ignore[no-any-return]
+    if hasattr(comparator, "elementwise"):
+        sim = np.asarray(comparator.elementwise(truths, predictions), dtype=np.float64)
+        return _check_similarities(sim.reshape(len(truths)), comparator)
+    sim = np.zeros(len(truths))
+    for i in np.flatnonzero(~(tm | pm)):
+        sim[i] = _call_one(comparator, truths[i], predictions[i])
+    return _check_similarities(_apply_missing_elementwise(sim, tm, pm), comparator)

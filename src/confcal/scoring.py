@@ -1,0 +1,731 @@
+"""Score predicted documents against ground truth: the entity table, WOA, precision/recall/F1.
+
+:func:`score_documents` turns ground-truth and predicted documents into the entity table
+that every calibration metric reads: one row per evaluated leaf, with its outcome
+
+* **TP**: truth and prediction present, ``similarity >= threshold``;
+* **FD**: both present, ``similarity < threshold`` (a false discovery: wrong value);
+* **FA**: truth missing, prediction present (a false alarm: invented value);
+* **FN**: truth present, prediction missing;
+* **TN**: both missing.
+
+Line items (:class:`~confcal.schema.Items`) are paired first
+(:func:`~confcal.matching.match_items`); an unpaired truth item gives FN rows (or TN for
+its empty cells), an unpaired predicted item FA rows that keep their confidence.
+
+Work per document is bookkeeping in Python lists; comparisons are batched: one vectorized
+comparator call per top-level field for all documents at the end, one ``pairwise`` call per
+line-item sub-field per document, and the DataFrame is built once.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._validation import is_missing
+from .comparators import _elementwise_similarity, _missing_flags
+from .exceptions import UndefinedMetricWarning, ValidationError
+from .matching import _assign, _item_similarity
+from .predictions import _FAST_SCALARS, _check_scalar, _LeafError, _unwrap
+from .schema import Field, Items, Schema
+
+__all__ = ["ExtractionResult", "score_documents", "OUTCOMES", "ENTITY_COLUMNS"]
+
+OUTCOMES: tuple[str, ...] = ("TP", "FD", "FA", "FN", "TN")
+"""Outcome labels, in the category order of the entity table's ``outcome`` column."""
+
+ENTITY_COLUMNS: tuple[str, ...] = (
+    "doc_id", "field", "truth_index", "pred_index", "truth", "prediction",
+    "similarity", "threshold", "correct", "outcome", "confidence", "weight",
+)
+"""The entity table's columns, in order; metadata columns follow them."""
+
+_TP, _FD, _FA, _FN, _TN = range(5)
+_ABSENT = object()
+
+
+# ------------------------------------------------------------------------- result
+
+
+def _undefined(metric: str, reason: str) -> float:
+    warnings.warn(
+        f"{metric} is undefined: {reason}; returning NaN", UndefinedMetricWarning, stacklevel=3
+    )
+    return float("nan")
+
+
+def _outcome_codes(entities: pd.DataFrame) -> np.ndarray:
+    col = entities["outcome"]
+    if isinstance(col.dtype, pd.CategoricalDtype) and tuple(col.cat.categories) == OUTCOMES:
+        return col.cat.codes.to_numpy()
+    return pd.Categorical(col, categories=OUTCOMES).codes
+
+
+@dataclass(frozen=True, eq=False)
+class ExtractionResult:
+    """The scored entities of a set of documents and the summaries computed from them.
+
+    Attributes
+    ----------
+    entities : pandas.DataFrame
+        One row per evaluated leaf; columns ``doc_id, field, truth_index, pred_index, truth,
+        prediction, similarity, threshold, correct, outcome, confidence, weight`` then the
+        metadata columns. ``field`` is the top-level field name (``"Agency"``) or
+        ``"<items>.<sub-field>"`` for a line-item sub-field (``"LineItems.Rate"``), whose
+        ``truth_index``/``pred_index`` are the item positions in the truth and predicted lists
+        (``<NA>`` on the side without an item, and for top-level fields). ``truth`` and
+        ``prediction`` are the raw values (the winning candidate's value for a top-K leaf).
+        ``similarity`` is the comparator similarity for TP/FD rows, 0.0 for FA/FN, 1.0 for
+        TN. ``correct`` is True for TP and TN. ``confidence`` is NaN where the prediction
+        carries none. ``field`` and ``outcome`` are categoricals (schema order,
+        :data:`OUTCOMES` order).
+    counts : dict of str to int
+        ``TP, FD, FA, FN, TN`` (row counts); ``documents`` (truth documents scored);
+        ``docs_missing_prediction`` (truth documents without a prediction, scored as if
+        every predicted value were missing); ``unknown_fields`` (predicted keys, top-level or
+        inside a line item, that the schema does not define; ignored);
+        ``unscored_truth_fields`` (ground-truth keys the schema does not define; ignored);
+        ``without_confidence`` (entity rows with no confidence, left out of
+        :meth:`to_calibration`).
+
+    Notes
+    -----
+    precision = TP / (TP + FD + FA), recall = TP / (TP + FD + FN), F1 their harmonic mean
+    = 2 TP / (2 TP + 2 FD + FA + FN); row counts, unweighted. WOA is the weighted mean of
+    ``similarity`` over TP, FD, FA and FN rows (weights from the ``weight`` column). TN rows
+    count in neither. A metric whose denominator is zero emits
+    :class:`~confcal.exceptions.UndefinedMetricWarning` and is NaN.
+    """
+
+    entities: pd.DataFrame
+    counts: dict[str, int]
+
+    @property
+    def woa(self) -> float:
+        """Weighted overall accuracy: weighted mean similarity of the non-TN rows."""
+        codes = _outcome_codes(self.entities)
+        evaluated = codes != _TN
+        w = self.entities["weight"].to_numpy(dtype=np.float64)[evaluated]
+        total = w.sum()
+        if not total > 0:
+            return _undefined("woa", "no evaluated entities (every row is TN)")
+        s = self.entities["similarity"].to_numpy(dtype=np.float64)[evaluated]
+        return float(np.dot(w, s) / total)
+
+    @property
+    def precision(self) -> float:
+        """TP / (TP + FD + FA)."""
+        c = self.counts
+        denominator = c["TP"] + c["FD"] + c["FA"]
+        if denominator == 0:
+            return _undefined("precision", "no predicted entities (TP + FD + FA = 0)")
+        return c["TP"] / denominator
+
+    @property
+    def recall(self) -> float:
+        """TP / (TP + FD + FN)."""
+        c = self.counts
+        denominator = c["TP"] + c["FD"] + c["FN"]
+        if denominator == 0:
+            return _undefined("recall", "no ground-truth entities (TP + FD + FN = 0)")
+        return c["TP"] / denominator
+
+    @property
+    def f1(self) -> float:
+        """2 TP / (2 TP + 2 FD + FA + FN), the harmonic mean of precision and recall."""
+        c = self.counts
+        denominator = 2 * c["TP"] + 2 * c["FD"] + c["FA"] + c["FN"]
+        if denominator == 0:
+            return _undefined("f1", "no evaluated entities (every row is TN)")
+        return 2 * c["TP"] / denominator
+
+    def by_field(self) -> pd.DataFrame:
+        """Per-field summary in schema order.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``field, n, woa, precision, recall, f1, TP, FD, FA, FN, TN``; ``n`` is the
+            number of evaluated rows (TP + FD + FA + FN). A metric with a zero denominator is
+            NaN, and one :class:`~confcal.exceptions.UndefinedMetricWarning` names the fields.
+        """
+        field = self.entities["field"]
+        if isinstance(field.dtype, pd.CategoricalDtype):
+            names = list(field.cat.categories)
+            fcodes = field.cat.codes.to_numpy().astype(np.int64)
+        else:
+            fcodes_raw, uniques = pd.factorize(field, sort=False)
+            names, fcodes = list(uniques), fcodes_raw.astype(np.int64)
+        k = len(names)
+        ocodes = _outcome_codes(self.entities).astype(np.int64)
+        table = np.bincount(fcodes * 5 + ocodes, minlength=5 * k).reshape(k, 5)
+        tp, fd, fa, fn, tn = (table[:, i].astype(np.float64) for i in range(5))
+        evaluated = ocodes != _TN
+        w = self.entities["weight"].to_numpy(dtype=np.float64)
+        s = self.entities["similarity"].to_numpy(dtype=np.float64)
+        wsum = np.bincount(fcodes[evaluated], weights=w[evaluated], minlength=k)
+        wsim = np.bincount(fcodes[evaluated], weights=(w * s)[evaluated], minlength=k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = pd.DataFrame({
+                "field": names,
+                "n": (tp + fd + fa + fn).astype(np.int64),
+                "woa": np.where(wsum > 0, wsim / wsum, np.nan),
+                "precision": tp / (tp + fd + fa),
+                "recall": tp / (tp + fd + fn),
+                "f1": 2 * tp / (2 * tp + 2 * fd + fa + fn),
+            })
+        for i, label in enumerate(OUTCOMES):
+            out[label] = table[:, i]
+        undefined = out.loc[out[["woa", "precision", "recall", "f1"]].isna().any(axis=1), "field"]
+        if len(undefined):
+            warnings.warn(
+                "by_field: a metric is undefined (zero denominator) for fields "
+                f"{list(undefined)}; returning NaN there",
+                UndefinedMetricWarning,
+                stacklevel=2,
+            )
+        return out
+
+    def to_calibration(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """The calibration input: every row that carries a confidence, any outcome.
+
+        Returns
+        -------
+        correct : numpy.ndarray of bool
+            True for TP and TN rows (a confident "nothing here" that is right is correct).
+        confidence : numpy.ndarray of float
+        n_without_confidence : int
+            Rows left out because they carry no confidence (``counts["without_confidence"]``);
+            ``len(entities) == len(confidence) + n_without_confidence``.
+        """
+        confidence = self.entities["confidence"].to_numpy(dtype=np.float64)
+        has = ~np.isnan(confidence)
+        correct = self.entities["correct"].to_numpy(dtype=bool)[has]
+        return correct, confidence[has], int((~has).sum())
+
+
+# ------------------------------------------------------------------------ inputs
+
+
+def _doc_label(doc_id: Any) -> str:
+    return f"doc {doc_id!r}"
+
+
+def _doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
+    """(doc_id, document) pairs from a mapping or an iterable of pairs; ids unique."""
+    rule = f"{name} must be a mapping doc_id -> document or an iterable of (doc_id, document) pairs"
+    if isinstance(docs, Mapping):
+        pairs = list(docs.items())
+    elif isinstance(docs, (str, bytes)) or not isinstance(docs, Iterable):
+        raise ValidationError(f"{rule}; found {type(docs).__name__}")
+    else:
+        pairs = []
+        for i, element in enumerate(docs):
+            if (
+                not isinstance(element, (tuple, list))
+                or len(element) != 2
+            ):
+                raise ValidationError(
+                    f"{rule}; found {type(element).__name__} {element!r:.80} at position {i}"
+                )
+            pairs.append((element[0], element[1]))
+    first_at: dict[Any, int] = {}
+    for i, (doc_id, _) in enumerate(pairs):
+        try:
+            hash(doc_id)
+        except TypeError:
+            raise ValidationError(
+                f"{name} doc ids must be hashable; found {doc_id!r} at position {i}"
+            ) from None
+        if is_missing(doc_id):
+            raise ValidationError(f"{name} doc ids must not be missing; found {doc_id!r} at position {i}")
+        if doc_id in first_at:
+            raise ValidationError(
+                f"{name} must not repeat a doc id; found {doc_id!r} at positions "
+                f"{first_at[doc_id]} and {i}"
+            )
+        first_at[doc_id] = i
+    return pairs
+
+
+def _metadata_columns(
+    metadata: Any, doc_ids: list[Any], doc_pos: dict[Any, int]
+) -> dict[str, np.ndarray]:
+    """Per-document metadata as object arrays indexed by document position."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise ValidationError(
+            f"metadata must be a mapping doc_id -> {{column: value}}; found {type(metadata).__name__}"
+        )
+    absent = [d for d in metadata if d not in doc_pos]
+    if absent:
+        raise ValidationError(
+            f"metadata doc ids must be doc ids of truths; found {len(absent)} absent from "
+            f"truths, first {absent[0]!r}"
+        )
+    columns: dict[str, np.ndarray] = {}
+    for doc_id, row in metadata.items():
+        if not isinstance(row, Mapping):
+            raise ValidationError(
+                f"metadata for {_doc_label(doc_id)} must be a mapping of column -> value; "
+                f"found {row!r}"
+            )
+        for column, value in row.items():
+            if column in ENTITY_COLUMNS or not isinstance(column, str):
+                raise ValidationError(
+                    "metadata columns must be strings other than the entity-table columns "
+                    f"{list(ENTITY_COLUMNS)}; found {column!r} for {_doc_label(doc_id)}"
+                )
+            if column not in columns:
+                columns[column] = np.full(len(doc_ids), None, dtype=object)
+            columns[column][doc_pos[doc_id]] = value
+    return columns
+
+
+# ---------------------------------------------------------------------- scoring
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    # fromiter keeps each value as one object; np.array would unpack an empty-list value.
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
+class _Pool:
+    """Every truth and predicted value once, in flat lists; entity rows refer to them.
+
+    Index 0 of each list is the "no item" sentinel (a missing value without confidence)
+    that the sides of unpaired line items and documents without a prediction point to.
+    Values are gathered into the table's object columns with one fancy index at the end.
+    """
+
+    def __init__(self) -> None:
+        self.truth: list[Any] = [None]
+        self.truth_missing: list[bool] = [True]
+        self.prediction: list[Any] = [None]
+        self.pred_missing: list[bool] = [True]
+        self.confidence: list[float] = [math.nan]
+
+
+class _Chunks:
+    """Per-row arrays of the entity table in pieces, concatenated and sorted once."""
+
+    def __init__(self) -> None:
+        self.doc: list[np.ndarray] = []
+        self.order: list[np.ndarray] = []  # schema position of the top-level field
+        self.rank: list[np.ndarray] = []  # row position within (doc, top-level field)
+        self.field: list[np.ndarray] = []  # code into schema.entity_fields
+        self.truth_index: list[np.ndarray] = []  # -1: no truth item / top-level field
+        self.pred_index: list[np.ndarray] = []
+        self.truth_ref: list[np.ndarray] = []  # index into _Pool.truth
+        self.pred_ref: list[np.ndarray] = []  # index into _Pool.prediction/confidence
+        self.raw: list[np.ndarray] = []  # comparator similarity (read for TP/FD only)
+
+
+class _TopField:
+    """One top-level field across all documents, compared in one batch at the end."""
+
+    def __init__(self, name: str, spec: Field, order: int, code: int) -> None:
+        self.name, self.spec, self.order, self.code = name, spec, order, code
+        self.truth: list[Any] = []
+        self.prediction: list[Any] = []
+        self.confidence: list[float] = []
+
+    def flush(self, pool: _Pool, out: _Chunks) -> None:
+        n = len(self.truth)
+        truth_flags, pred_flags = _missing_flags(self.truth), _missing_flags(self.prediction)
+        raw = _elementwise_similarity(
+            self.spec.comparator, self.truth, self.prediction,
+            np.array(truth_flags, dtype=bool), np.array(pred_flags, dtype=bool),
+        )
+        truth_base, pred_base = len(pool.truth), len(pool.prediction)
+        pool.truth.extend(self.truth)
+        pool.truth_missing.extend(truth_flags)
+        pool.prediction.extend(self.prediction)
+        pool.pred_missing.extend(pred_flags)
+        pool.confidence.extend(self.confidence)
+        docs = np.arange(n, dtype=np.int64)
+        none = np.full(n, -1, dtype=np.int64)
+        out.doc.append(docs)
+        out.order.append(np.full(n, self.order, dtype=np.int64))
+        out.rank.append(np.zeros(n, dtype=np.int64))
+        out.field.append(np.full(n, self.code, dtype=np.int64))
+        out.truth_index.append(none)
+        out.pred_index.append(none)
+        out.truth_ref.append(truth_base + docs)
+        out.pred_ref.append(pred_base + docs)
+        out.raw.append(raw)
+
+
+class _ItemsField:
+    """One Items field, scored document by document (matching needs the whole list)."""
+
+    def __init__(self, name: str, spec: Items, order: int, first_code: int) -> None:
+        self.name, self.spec, self.order = name, spec, order
+        self.subs = list(spec.fields)
+        self.sub_keys = frozenset(self.subs)
+        self.specs = list(spec.fields.values())
+        self.codes = np.arange(first_code, first_code + len(self.subs), dtype=np.int64)
+
+    def _list(self, value: Any, doc_id: Any, side: str) -> Sequence[Any]:
+        if is_missing(value):
+            return ()
+        if not isinstance(value, (list, tuple)):
+            raise ValidationError(
+                f"{_doc_label(doc_id)}, field {self.name}: {side} must be a list of items "
+                f"(mappings); found {type(value).__name__} {value!r:.80}"
+            )
+        return value
+
+    def _check_items(self, items: Sequence[Any], doc_id: Any, side: str) -> None:
+        if all(type(item) is dict for item in items):
+            return
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise ValidationError(
+                    f"{_doc_label(doc_id)}, field {self.name}[{i}]: {side} item must be a "
+                    f"mapping of sub-fields; found {type(item).__name__} {item!r:.80}"
+                )
+
+    def _truth_columns(self, items: Sequence[Mapping[str, Any]], doc_id: Any) -> list[list[Any]]:
+        columns = [[item.get(name) for item in items] for name in self.subs]
+        for name, column in zip(self.subs, columns):
+            if all(type(v) in _FAST_SCALARS for v in column):
+                continue
+            for i, value in enumerate(column):
+                try:
+                    _check_scalar(value, "truth value")
+                except _LeafError as exc:
+                    raise ValidationError(
+                        f"{_doc_label(doc_id)}, field {self.name}[{i}].{name}: {exc}"
+                    ) from None
+        return columns
+
+    def _pred_columns(
+        self, items: Sequence[Mapping[str, Any]], doc_id: Any
+    ) -> tuple[list[list[Any]], list[list[float]]]:
+        values: list[list[Any]] = []
+        confidences: list[list[float]] = []
+        for name in self.subs:
+            leaves = [item.get(name) for item in items]
+            try:
+                parsed = [_unwrap(leaf) for leaf in leaves]
+            except _LeafError:
+                for j, leaf in enumerate(leaves):  # find the first bad leaf for the message
+                    try:
+                        _unwrap(leaf)
+                    except _LeafError as exc:
+                        raise ValidationError(
+                            f"{_doc_label(doc_id)}, field {self.name}[{j}].{name}: {exc}"
+                        ) from None
+                raise  # pragma: no cover - the loop above always finds it
+            values.append([v for v, _ in parsed])
+            confidences.append([c for _, c in parsed])
+        return values, confidences
+
+    def score(
+        self, doc_pos: int, doc_id: Any, truth_doc: Mapping[str, Any],
+        pred_doc: Mapping[str, Any], pool: _Pool, out: _Chunks, tally: dict[str, int],
+        strict: bool,
+    ) -> None:
+        truth_items = self._list(truth_doc.get(self.name), doc_id, "the truth value")
+        pred_items = self._list(pred_doc.get(self.name), doc_id, "the prediction")
+        m, n, k = len(truth_items), len(pred_items), len(self.subs)
+        if m == 0 and n == 0:
+            return
+        self._check_items(truth_items, doc_id, "truth")
+        self._check_items(pred_items, doc_id, "predicted")
+        sub_keys = self.sub_keys
+        for item in truth_items:
+            if not item.keys() <= sub_keys:
+                tally["unscored_truth_fields"] += len(item.keys() - sub_keys)
+        for j, item in enumerate(pred_items):
+            if not item.keys() <= sub_keys:
+                unknown = sorted(map(str, item.keys() - sub_keys))
+                if strict:
+                    raise ValidationError(
+                        f"{_doc_label(doc_id)}, field {self.name}[{j}]: predicted sub-fields "
+                        f"must be defined by the schema (strict=True); found unknown {unknown}"
+                    )
+                tally["unknown_fields"] += len(unknown)
+        truth_cols = self._truth_columns(truth_items, doc_id)
+        pred_cols, conf_cols = self._pred_columns(pred_items, doc_id)
+        truth_flags = [_missing_flags(col) for col in truth_cols]
+        pred_flags = [_missing_flags(col) for col in pred_cols]
+        mats, item_sim = _item_similarity(
+            truth_cols, pred_cols, self.specs,
+            [np.array(f, dtype=bool).reshape(m) for f in truth_flags],
+            [np.array(f, dtype=bool).reshape(n) for f in pred_flags],
+        )
+        rows, cols, lone_truth, lone_pred = _assign(item_sim, self.spec.match_threshold)
+
+        truth_base, pred_base = len(pool.truth), len(pool.prediction)
+        for column, flags in zip(truth_cols, truth_flags):  # sub-field-major: s * m + i
+            pool.truth.extend(column)
+            pool.truth_missing.extend(flags)
+        for column, flags, confidence in zip(pred_cols, pred_flags, conf_cols):
+            pool.prediction.extend(column)
+            pool.pred_missing.extend(flags)
+            pool.confidence.extend(confidence)
+
+        # Entries: pairs (by truth index), unpaired truth items, unpaired predicted items;
+        # -1 marks the side without an item and becomes a reference to the sentinel.
+        ti = np.concatenate([rows, lone_truth, np.full(len(lone_pred), -1, dtype=np.int64)])
+        pj = np.concatenate([cols, np.full(len(lone_truth), -1, dtype=np.int64), lone_pred])
+        e = len(ti)
+        sub = np.arange(k, dtype=np.int64)
+        truth_ref = np.where(ti[:, None] >= 0, truth_base + sub * m + ti[:, None], 0)
+        pred_ref = np.where(pj[:, None] >= 0, pred_base + sub * n + pj[:, None], 0)
+        raw = np.zeros((e, k))
+        raw[: len(rows)] = mats[:, rows, cols].T
+        size = e * k
+        out.doc.append(np.full(size, doc_pos, dtype=np.int64))
+        out.order.append(np.full(size, self.order, dtype=np.int64))
+        out.rank.append(np.arange(size, dtype=np.int64))
+        out.field.append(np.tile(self.codes, e))
+        out.truth_index.append(np.repeat(ti, k))
+        out.pred_index.append(np.repeat(pj, k))
+        out.truth_ref.append(truth_ref.ravel())
+        out.pred_ref.append(pred_ref.ravel())
+        out.raw.append(raw.ravel())
+
+
+def _nullable_index(values: np.ndarray) -> pd.arrays.IntegerArray:
+    return pd.arrays.IntegerArray(np.where(values < 0, 0, values), values < 0)
+
+
+def score_documents(
+    schema: Schema,
+    truths: Mapping[Any, Mapping[str, Any]] | Iterable[tuple[Any, Mapping[str, Any]]],
+    predictions: Mapping[Any, Mapping[str, Any]] | Iterable[tuple[Any, Mapping[str, Any]]],
+    *,
+    metadata: Mapping[Any, Mapping[str, Any]] | None = None,
+    strict: bool = False,
+) -> ExtractionResult:
+    """Score predicted documents against ground truth.
+
+    Parameters
+    ----------
+    schema : Schema
+        The fields to score (e.g. :data:`confcal.schemas.FCC_INVOICE`).
+    truths : mapping doc_id -> document, or iterable of (doc_id, document)
+        Ground-truth documents: mappings of field name -> value (a list of mappings for an
+        :class:`~confcal.schema.Items` field). Doc ids must be unique and not missing.
+    predictions : mapping doc_id -> document, or iterable of (doc_id, document)
+        Predicted documents. Leaves are raw values, ``{"value", "confidence"}`` or
+        ``{"candidates": [{"value", "probability"}, ...]}``.
+    metadata : mapping doc_id -> {column: value}, optional
+        Columns carried into the entity table for every row of that document (model,
+        modality, pipeline, tier, ...). A document without an entry gets ``None``.
+    strict : bool, default False
+        Raise instead of counting when a truth document has no prediction or a prediction
+        has a field the schema does not define.
+
+    Returns
+    -------
+    ExtractionResult
+
+    Raises
+    ------
+    ValidationError
+        Naming the document id and field path (``doc 'inv-17', field LineItems[3].Rate:
+        ...``): a document that is not a mapping, an Items value that is not a list, a truth
+        value that is not a scalar, a malformed predicted leaf (confidence outside [0, 1],
+        bad candidates list), a prediction for a doc id absent from truths, a repeated doc
+        id, no truth documents.
+
+    Notes
+    -----
+    Every schema field yields rows for every truth document (TN when both sides are
+    missing), except an Items field empty on both sides, which has no leaves. A truth
+    document without a prediction is scored as if every prediction were missing (FN/TN
+    rows) and counted in ``counts["docs_missing_prediction"]``. Fields outside the schema
+    are ignored and counted (``unknown_fields`` for predictions, ``unscored_truth_fields``
+    for ground truth). Rows are ordered by document (truth order), then schema field, then
+    line-item entry (pairs by truth index, unpaired truth items, unpaired predicted items),
+    then sub-field.
+
+    Examples
+    --------
+    >>> from confcal.comparators import Number, Text
+    >>> schema = Schema({"Agency": Field(Text()),
+    ...                  "LineItems": Items({"Description": Field(Text()), "Rate": Field(Number())})})
+    >>> truth = {"inv-1": {"Agency": "ACME Media",
+    ...                    "LineItems": [{"Description": "News at 6", "Rate": "100.00"}]}}
+    >>> pred = {"inv-1": {"Agency": {"value": "ACME Media", "confidence": 0.9},
+    ...                   "LineItems": [{"Description": "News at 6", "Rate": {"value": 150, "confidence": 0.8}},
+    ...                                 {"Description": "Weather", "Rate": {"value": 40, "confidence": 0.99}}]}}
+    >>> result = score_documents(schema, truth, pred)
+    >>> result.entities[["field", "truth_index", "pred_index", "outcome", "confidence"]]
+                      field  truth_index  pred_index outcome  confidence
+    0                Agency         <NA>        <NA>      TP        0.90
+    1  LineItems.Description            0           0      TP         NaN
+    2         LineItems.Rate            0           0      FD        0.80
+    3  LineItems.Description         <NA>           1      FA         NaN
+    4         LineItems.Rate         <NA>           1      FA        0.99
+    >>> result.woa, result.precision, result.recall  # WOA: (1 + 1 + 0 + 0 + 0) / 5
+    (0.4, 0.4, 0.6666666666666666)
+    >>> correct, confidence, n_without = result.to_calibration()
+    >>> correct.tolist(), confidence.tolist(), n_without
+    ([True, False, False], [0.9, 0.8, 0.99], 2)
+    """
+    if not isinstance(schema, Schema):
+        raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
+    if not isinstance(strict, bool):
+        raise ValidationError(f"strict must be True or False; found {strict!r}")
+    truth_docs = _doc_pairs(truths, "truths")
+    if not truth_docs:
+        raise ValidationError("truths must contain at least one document; found 0")
+    pred_docs = dict(_doc_pairs(predictions, "predictions"))
+    doc_ids = [doc_id for doc_id, _ in truth_docs]
+    doc_pos = {doc_id: i for i, doc_id in enumerate(doc_ids)}
+    stray = [doc_id for doc_id in pred_docs if doc_id not in doc_pos]
+    if stray:
+        raise ValidationError(
+            f"predictions doc ids must be doc ids of truths; found {len(stray)} absent from "
+            f"truths, first {stray[0]!r}"
+        )
+    meta = _metadata_columns(metadata, doc_ids, doc_pos)
+
+    names = schema.entity_fields
+    code = {name: i for i, name in enumerate(names)}
+    top: list[_TopField] = []
+    lists: list[_ItemsField] = []
+    for order, (name, spec) in enumerate(schema.fields.items()):
+        if isinstance(spec, Items):
+            lists.append(_ItemsField(name, spec, order, code[f"{name}.{next(iter(spec.fields))}"]))
+        else:
+            top.append(_TopField(name, spec, order, code[name]))
+    known = frozenset(schema.fields)
+    tally = {"docs_missing_prediction": 0, "unknown_fields": 0, "unscored_truth_fields": 0}
+    pool, out = _Pool(), _Chunks()
+    empty: dict[str, Any] = {}
+
+    for pos, (doc_id, truth_doc) in enumerate(truth_docs):
+        if not isinstance(truth_doc, Mapping):
+            raise ValidationError(
+                f"{_doc_label(doc_id)}: the truth document must be a mapping of field names to "
+                f"values; found {type(truth_doc).__name__}"
+            )
+        pred_doc = pred_docs.get(doc_id, _ABSENT)
+        if pred_doc is _ABSENT:
+            if strict:
+                raise ValidationError(
+                    f"{_doc_label(doc_id)}: every truth document must have a prediction "
+                    "(strict=True); found none"
+                )
+            tally["docs_missing_prediction"] += 1
+            pred_doc = empty
+        elif not isinstance(pred_doc, Mapping):
+            raise ValidationError(
+                f"{_doc_label(doc_id)}: the predicted document must be a mapping of field names "
+                f"to leaves; found {type(pred_doc).__name__}"
+            )
+        if not pred_doc.keys() <= known:
+            unknown = sorted(map(str, pred_doc.keys() - known))
+            if strict:
+                raise ValidationError(
+                    f"{_doc_label(doc_id)}: predicted fields must be defined by the schema "
+                    f"(strict=True); found unknown {unknown}"
+                )
+            tally["unknown_fields"] += len(unknown)
+        if not truth_doc.keys() <= known:
+            tally["unscored_truth_fields"] += len(truth_doc.keys() - known)
+
+        for f in top:
+            truth_value = truth_doc.get(f.name)
+            try:
+                if type(truth_value) not in _FAST_SCALARS:
+                    _check_scalar(truth_value, "truth value")
+                value, confidence = _unwrap(pred_doc.get(f.name))
+            except _LeafError as exc:
+                raise ValidationError(f"{_doc_label(doc_id)}, field {f.name}: {exc}") from None
+            f.truth.append(truth_value)
+            f.prediction.append(value)
+            f.confidence.append(confidence)
+        for it in lists:
+            it.score(pos, doc_id, truth_doc, pred_doc, pool, out, tally, strict)
+
+    for f in top:
+        f.flush(pool, out)
+    thresholds = np.array([_leaf_spec(schema, name).threshold for name in names], dtype=np.float64)
+    weights = np.array([_leaf_weight(schema, name) for name in names], dtype=np.float64)
+    return _assemble(pool, out, names, thresholds, weights, doc_ids, meta, tally)
+
+
+def _leaf_spec(schema: Schema, entity_field: str) -> Field:
+    spec = schema.fields.get(entity_field)
+    if isinstance(spec, Field):
+        return spec
+    parent, _, sub = entity_field.partition(".")
+    items = schema.fields[parent]
+    assert isinstance(items, Items)
+    return items.fields[sub]
+
+
+def _leaf_weight(schema: Schema, entity_field: str) -> float:
+    spec = schema.fields.get(entity_field)
+    if isinstance(spec, Field):
+        return spec.weight
+    parent, _, sub = entity_field.partition(".")
+    items = schema.fields[parent]
+    assert isinstance(items, Items)
+    return items.weight * items.fields[sub].weight
+
+
+def _assemble(
+    pool: _Pool, out: _Chunks, names: tuple[str, ...], thresholds: np.ndarray,
+    weights: np.ndarray, doc_ids: list[Any], meta: dict[str, np.ndarray],
+    tally: dict[str, int],
+) -> ExtractionResult:
+    def cat(chunks: list[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
+
+    doc = cat(out.doc, np.int64)
+    sort = np.lexsort((cat(out.rank, np.int64), cat(out.order, np.int64), doc))
+    doc = doc[sort]
+    field = cat(out.field, np.int64)[sort]
+    truth_ref = cat(out.truth_ref, np.int64)[sort]
+    pred_ref = cat(out.pred_ref, np.int64)[sort]
+    raw = cat(out.raw, np.float64)[sort]
+    tm = np.array(pool.truth_missing, dtype=bool)[truth_ref]
+    pm = np.array(pool.pred_missing, dtype=bool)[pred_ref]
+    threshold = thresholds[field]
+    outcome = np.where(
+        tm,
+        np.where(pm, _TN, _FA),
+        np.where(pm, _FN, np.where(raw >= threshold, _TP, _FD)),
+    ).astype(np.int8)
+    similarity = np.where(outcome <= _FD, raw, np.where(outcome == _TN, 1.0, 0.0))
+    confidence = np.array(pool.confidence, dtype=np.float64)[pred_ref]
+    columns: dict[str, Any] = {
+        # Plain object array: pandas infers "str" when every id is a string, else object.
+        "doc_id": _objects(doc_ids)[doc],
+        "field": pd.Categorical.from_codes(field, categories=list(names)),
+        "truth_index": _nullable_index(cat(out.truth_index, np.int64)[sort]),
+        "pred_index": _nullable_index(cat(out.pred_index, np.int64)[sort]),
+        # Explicit object dtype: inferring "str" would turn a None value into NaN.
+        "truth": pd.Series(_objects(pool.truth)[truth_ref], dtype=object),
+        "prediction": pd.Series(_objects(pool.prediction)[pred_ref], dtype=object),
+        "similarity": similarity,
+        "threshold": threshold,
+        "correct": (outcome == _TP) | (outcome == _TN),
+        "outcome": pd.Categorical.from_codes(outcome, categories=list(OUTCOMES)),
+        "confidence": confidence,
+        "weight": weights[field],
+    }
+    for column, values in meta.items():
+        columns[column] = pd.Series(values[doc], dtype=object).infer_objects()
+    entities = pd.DataFrame(columns)
+    counts = {label: int(c) for label, c in zip(OUTCOMES, np.bincount(outcome, minlength=5))}
+    counts["documents"] = len(doc_ids)
+    counts.update(tally)
+    counts["without_confidence"] = int(np.isnan(confidence).sum())
+    return ExtractionResult(entities=entities, counts=counts)

@@ -1,0 +1,810 @@
+"""Reference implementations and Hypothesis strategies for property-based tests.
+
+Two halves, both public so that other projects' test suites can use them:
+
+* **Slow, obviously-correct references** of the calibration metrics (``reference_*``).
+  They follow DESIGN.md "Calibration semantics" line by line with explicit Python loops and
+  exact rational arithmetic (:class:`fractions.Fraction`), so the only rounding is the final
+  conversion to ``float``. They are O(n^2) or worse (ECARB with ``ties="expected"``
+  enumerates every order of the tied rows) and meant for inputs of a few hundred rows at
+  most. They are written from the specification alone, independently of
+  :mod:`confcal.metrics`, so that checking one against the other means something.
+  Undefined results are ``nan``; unlike the fast metrics, the references do not warn.
+* **Hypothesis strategies** for ``(correct, confidence)`` arrays with explicit float ranges,
+  the extremes 0.0 and 1.0, heavy ties and single-class cases. Hypothesis is imported inside
+  the strategy functions, so this module imports without it.
+
+Examples
+--------
+A property test in another project:
+
+>>> from hypothesis import given, settings
+>>> from confcal.testing import calibration_data, reference_brier
+>>> @settings(max_examples=20, deadline=None)
+... @given(calibration_data(max_size=30))
+... def test_brier_is_a_probability(data):
+...     correct, confidence = data
+...     assert 0.0 <= reference_brier(correct, confidence) <= 1.0
+>>> test_brier_is_a_probability()
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover - typing only; hypothesis is optional at runtime
+    from hypothesis.strategies import SearchStrategy
+
+__all__ = [
+    "reference_auroc",
+    "reference_ece",
+    "reference_mce",
+    "reference_bins",
+    "reference_brier",
+    "reference_review_count",
+    "reference_ecarb",
+    "reference_ecarb_ceiling",
+    "calibration_data",
+    "weighted_calibration_data",
+    "grouped_calibration_data",
+    "review_budgets",
+]
+
+#: ``reference_ecarb(ties="expected")`` enumerates every order of the tied rows: n! at worst.
+MAX_EXPECTED_TIES_N = 8
+
+_BINNINGS = ("quantile", "uniform")
+_TIES = ("expected", "stable", "pessimistic", "optimistic")
+
+# ---------------------------------------------------------------------------------------
+# Input handling. Deliberately separate from confcal._validation: the references must not
+# share code with the implementation they check. The checks are plain and strict.
+# ---------------------------------------------------------------------------------------
+
+
+def _labels(correct: Any) -> list[bool]:
+    arr = np.asarray(correct)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"correct must be a non-empty 1-D array-like; found shape {arr.shape}")
+    out = []
+    for i, v in enumerate(arr.tolist()):
+        if isinstance(v, str) or v not in (0, 1):  # True == 1 and False == 0
+            raise ValueError(f"correct must be bool or 0/1; found {v!r} at index {i}")
+        out.append(bool(v))
+    return out
+
+
+def _confidences(confidence: Any, n: int) -> list[float]:
+    arr = np.asarray(confidence)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(
+            f"confidence must be a non-empty 1-D array-like; found shape {arr.shape}"
+        )
+    if arr.size != n:
+        raise ValueError(
+            f"correct and confidence must have the same length; found {n} and {arr.size}"
+        )
+    out = []
+    for i, v in enumerate(arr.tolist()):
+        if isinstance(v, (bool, str)) or not isinstance(v, (int, float)):
+            raise ValueError(f"confidence must be numbers; found {v!r} at index {i}")
+        v = float(v)
+        if not 0.0 <= v <= 1.0:  # False for NaN too
+            raise ValueError(f"confidence must be finite and within [0, 1]; found {v!r} at index {i}")
+        out.append(v + 0.0)  # -0.0 -> 0.0
+    return out
+
+
+def _weights(sample_weight: Any, n: int) -> list[Fraction]:
+    """Exact weights; unit weights when None."""
+    if sample_weight is None:
+        return [Fraction(1)] * n
+    arr = np.asarray(sample_weight)
+    if arr.ndim != 1 or arr.size != n:
+        raise ValueError(f"sample_weight must be 1-D with {n} values; found shape {arr.shape}")
+    out = []
+    for i, v in enumerate(arr.tolist()):
+        if isinstance(v, (bool, str)) or not isinstance(v, (int, float)):
+            raise ValueError(f"sample_weight must be numbers; found {v!r} at index {i}")
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"sample_weight must be finite and >= 0; found {v!r} at index {i}")
+        out.append(Fraction(v))  # exact: every finite float is a dyadic rational
+    if sum(out) == 0:
+        raise ValueError("sample_weight must have a positive total; found all weights zero")
+    return out
+
+
+def _data(
+    correct: Any, confidence: Any, sample_weight: Any = None
+) -> tuple[list[bool], list[float], list[Fraction]]:
+    y = _labels(correct)
+    c = _confidences(confidence, len(y))
+    w = _weights(sample_weight, len(y))
+    return y, c, w
+
+
+def _check_n_bins(n_bins: Any) -> int:
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise ValueError(f"n_bins must be an integer >= 1; found {n_bins!r}")
+    return int(n_bins)
+
+
+def _check_option(value: Any, name: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; found {value!r}")
+    return str(value)
+
+
+def _exact_budget(budget: Any) -> Fraction:
+    """The budget as the exact value of its shortest decimal repr.
+
+    b·n must be computed from the decimal the user wrote: float(0.29) is 0.28999999999999998,
+    and floor(0.28999999999999998 * 100) = 28, but a budget of 0.29 must review 29 of 100.
+    ``repr`` of a float is the shortest decimal that round-trips, i.e. "what was written".
+    """
+    if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, (int, float, np.integer, np.floating)):
+        raise ValueError(f"budget must be a number in (0, 1]; found {budget!r}")
+    b = float(budget)  # repr(np.float64(0.29)) is 'np.float64(0.29)' under numpy 2
+    if not (math.isfinite(b) and 0.0 < b <= 1.0):
+        raise ValueError(f"budget must be a number in (0, 1]; found {budget!r}")
+    return Fraction(repr(b))
+
+
+def _float(x: Fraction) -> float:
+    return float(x)  # Fraction -> float is correctly rounded
+
+
+# ---------------------------------------------------------------------------------------
+# References
+# ---------------------------------------------------------------------------------------
+
+
+def reference_auroc(correct: Any, confidence: Any, sample_weight: Any = None) -> float:
+    """Pairwise AUROC: P(a random correct row is more confident than a random wrong one).
+
+    Every (correct, wrong) pair is compared: a pair counts 1 when the correct row has the
+    higher confidence, 1/2 when the confidences are equal, 0 otherwise; with
+    ``sample_weight`` a pair counts ``w_i * w_j``. O(n^2), exact rational arithmetic.
+
+    Parameters
+    ----------
+    correct : array-like of bool or {0, 1}, shape (n,)
+        1 where the extraction is right (the positive class).
+    confidence : array-like of float in [0, 1], shape (n,)
+    sample_weight : array-like of float >= 0, shape (n,), optional
+
+    Returns
+    -------
+    float
+        In [0, 1]; ``nan`` when one class is missing (or has zero total weight).
+
+    Notes
+    -----
+    Equals ``sklearn.metrics.roc_auc_score(correct, confidence, sample_weight=...)``.
+
+    Examples
+    --------
+    Pairs (correct, wrong): (0.9, 0.1) 1, (0.9, 0.4) 1, (0.4, 0.1) 1, (0.4, 0.4) 1/2,
+    so 3.5 / 4:
+
+    >>> reference_auroc([1, 0, 1, 0], [0.9, 0.1, 0.4, 0.4])
+    0.875
+    >>> reference_auroc([1, 1], [0.2, 0.7])
+    nan
+    """
+    y, c, w = _data(correct, confidence, sample_weight)
+    twice_won = Fraction(0)  # 2 x (sum of pair weights won), so ties add exactly 1 x
+    for i in range(len(y)):
+        if not y[i]:
+            continue
+        for j in range(len(y)):
+            if y[j]:
+                continue
+            if c[i] > c[j]:
+                twice_won += 2 * w[i] * w[j]
+            elif c[i] == c[j]:
+                twice_won += w[i] * w[j]
+    w_pos = sum((w[i] for i in range(len(y)) if y[i]), Fraction(0))
+    w_neg = sum((w[i] for i in range(len(y)) if not y[i]), Fraction(0))
+    if w_pos == 0 or w_neg == 0:
+        return math.nan
+    return _float(twice_won / (2 * w_pos * w_neg))
+
+
+def _uniform_bin(c: float, n_bins: int) -> int:
+    """Bin i holds [i/M, (i+1)/M), edges computed as ``i / M`` in float; the last is closed."""
+    for i in range(n_bins):
+        lower = i / n_bins
+        upper = (i + 1) / n_bins
+        if lower <= c < upper:
+            return i
+    assert c == 1.0, c  # only 1.0 escapes the half-open bins: it goes to the last one
+    return n_bins - 1
+
+
+def _bin_members(
+    c: list[float], w: list[Fraction], n_bins: int, binning: str
+) -> dict[int, list[int]]:
+    """Bin index -> row indices, for the bins that received at least one row."""
+    members: dict[int, list[int]] = {}
+    if binning == "uniform":
+        for i in range(len(c)):
+            members.setdefault(_uniform_bin(c[i], n_bins), []).append(i)
+        return members
+    # Quantile: walk the rows in increasing confidence. The element of rank r (of n) nominally
+    # belongs to bin floor(r*M/n); with weights, r generalizes to the total weight strictly
+    # before the element, floor(W_before*M/W_total). A run of equal confidences is never split:
+    # it goes wholly to the bin of its first (lowest-rank) element, whose W_before is the weight
+    # of all strictly smaller confidences, so the order inside a run cannot matter.
+    order = sorted(range(len(c)), key=lambda i: c[i])
+    total = sum(w, Fraction(0))
+    before = Fraction(0)
+    run_bin = -1
+    for position, i in enumerate(order):
+        if position == 0 or c[i] != c[order[position - 1]]:
+            run_bin = math.floor(before * n_bins / total)
+        members.setdefault(run_bin, []).append(i)
+        before += w[i]
+    return members
+
+
+def _exact_bins(
+    y: list[bool], c: list[float], w: list[Fraction], n_bins: int, binning: str
+) -> list[tuple[int, int, Fraction, Fraction, Fraction]]:
+    """(bin, rows, weight, accuracy, mean confidence) per bin with positive weight, exact."""
+    out = []
+    for b, rows in sorted(_bin_members(c, w, n_bins, binning).items()):
+        weight = sum((w[i] for i in rows), Fraction(0))
+        if weight == 0:  # only zero-weight rows: accuracy is undefined, the bin is empty
+            continue
+        accuracy = sum((w[i] for i in rows if y[i]), Fraction(0)) / weight
+        mean_confidence = sum((w[i] * Fraction(c[i]) for i in rows), Fraction(0)) / weight
+        out.append((b, len(rows), weight, accuracy, mean_confidence))
+    return out
+
+
+def reference_bins(
+    correct: Any,
+    confidence: Any,
+    *,
+    n_bins: int = 5,
+    binning: str = "quantile",
+    sample_weight: Any = None,
+) -> list[dict[str, Any]]:
+    """The non-empty bins used by :func:`reference_ece` and :func:`reference_mce`.
+
+    Parameters
+    ----------
+    correct, confidence : array-like, shape (n,)
+    n_bins : int >= 1
+        M, the nominal number of bins.
+    binning : {"quantile", "uniform"}
+        "quantile": equal-mass bins on the sorted confidences; the element of rank r (0-based,
+        of n) nominally goes to bin floor(r·M/n), and a run of equal confidences goes wholly
+        to the bin of its first (lowest-rank) element. With weights the rank is the total
+        weight strictly before the element, floor(W_before·M/W_total), computed exactly.
+        "uniform": bins [i/M, (i+1)/M) with edges ``i / M`` computed in float, the last bin
+        closed at 1.0.
+    sample_weight : array-like, optional
+
+    Returns
+    -------
+    list of dict
+        One dict per bin holding rows of positive total weight, in increasing bin order, with
+        keys ``bin`` (the nominal index i in 0..M-1), ``count`` (number of rows), ``weight``
+        (their total weight), ``mean_confidence`` and ``accuracy`` (weighted means) and
+        ``gap`` = mean_confidence − accuracy (positive: overconfident). Empty bins are
+        dropped.
+
+    Examples
+    --------
+    Three rows tie at 0.25: their run starts at rank 0, so all three go to bin 0, and bin 1
+    (nominally ranks 2 and 3) keeps only 0.75:
+
+    >>> for b in reference_bins([1, 0, 1, 1], [0.25, 0.25, 0.25, 0.75], n_bins=2):
+    ...     print(b["bin"], b["count"], b["mean_confidence"], round(b["accuracy"], 4))
+    0 3 0.25 0.6667
+    1 1 0.75 1.0
+    """
+    y, c, w = _data(correct, confidence, sample_weight)
+    n_bins = _check_n_bins(n_bins)
+    binning = _check_option(binning, "binning", _BINNINGS)
+    return [
+        {
+            "bin": b,
+            "count": count,
+            "weight": _float(weight),
+            "mean_confidence": _float(conf),
+            "accuracy": _float(acc),
+            "gap": _float(conf - acc),
+        }
+        for b, count, weight, acc, conf in _exact_bins(y, c, w, n_bins, binning)
+    ]
+
+
+def reference_ece(
+    correct: Any,
+    confidence: Any,
+    *,
+    n_bins: int = 5,
+    binning: str = "quantile",
+    sample_weight: Any = None,
+) -> float:
+    """Expected calibration error by explicit loops: Σ_B |B|/N · |acc(B) − conf(B)|.
+
+    Parameters
+    ----------
+    correct, confidence : array-like, shape (n,)
+    n_bins : int >= 1
+    binning : {"quantile", "uniform"}
+        See :func:`reference_bins` for the exact bin rules (ties never split; empty bins
+        dropped).
+    sample_weight : array-like, optional
+        |B| and N become total weights; acc and conf weighted means.
+
+    Returns
+    -------
+    float in [0, 1]
+
+    Examples
+    --------
+    Quantile, M=2 on [0.25, 0.25, 0.5, 0.75]: bin 0 = ranks 0-1 (acc 1/2, conf 0.25),
+    bin 1 = ranks 2-3 (acc 1, conf 0.625): 2/4·0.25 + 2/4·0.375 = 0.3125.
+
+    >>> reference_ece([1, 0, 1, 1], [0.25, 0.25, 0.5, 0.75], n_bins=2)
+    0.3125
+
+    Uniform, M=2: 0.5 opens bin 1 = [0.5, 1.0], the same bins here.
+
+    >>> reference_ece([1, 0, 1, 1], [0.25, 0.25, 0.5, 0.75], n_bins=2, binning="uniform")
+    0.3125
+    """
+    y, c, w = _data(correct, confidence, sample_weight)
+    n_bins = _check_n_bins(n_bins)
+    binning = _check_option(binning, "binning", _BINNINGS)
+    total = sum(w, Fraction(0))
+    ece = Fraction(0)
+    for _, _, weight, acc, conf in _exact_bins(y, c, w, n_bins, binning):
+        ece += weight / total * abs(acc - conf)
+    return _float(ece)
+
+
+def reference_mce(
+    correct: Any,
+    confidence: Any,
+    *,
+    n_bins: int = 5,
+    binning: str = "quantile",
+    sample_weight: Any = None,
+) -> float:
+    """Maximum calibration error: the largest |acc(B) − conf(B)| over the non-empty bins.
+
+    Same bins and parameters as :func:`reference_ece` (see :func:`reference_bins`).
+
+    Examples
+    --------
+    Bins as in :func:`reference_ece`: gaps 0.25 and 0.375.
+
+    >>> reference_mce([1, 0, 1, 1], [0.25, 0.25, 0.5, 0.75], n_bins=2)
+    0.375
+    """
+    y, c, w = _data(correct, confidence, sample_weight)
+    n_bins = _check_n_bins(n_bins)
+    binning = _check_option(binning, "binning", _BINNINGS)
+    return _float(max(abs(acc - conf) for _, _, _, acc, conf in _exact_bins(y, c, w, n_bins, binning)))
+
+
+def reference_brier(correct: Any, confidence: Any, sample_weight: Any = None) -> float:
+    """Brier score: the (weighted) mean of (confidence − correct)².
+
+    Examples
+    --------
+    (0.75 − 1)² = 1/16 and (0.5 − 0)² = 1/4, mean 5/32:
+
+    >>> reference_brier([1, 0], [0.75, 0.5])
+    0.15625
+    """
+    y, c, w = _data(correct, confidence, sample_weight)
+    total = sum(w, Fraction(0))
+    loss = sum((w[i] * (Fraction(c[i]) - int(y[i])) ** 2 for i in range(len(y))), Fraction(0))
+    return _float(loss / total)
+
+
+def reference_review_count(budget: float, n: int) -> int:
+    """k, the number of rows reviewed at a budget: min(n, max(1, floor(b·n))).
+
+    b·n is computed exactly from the decimal repr of b, ``Fraction(repr(b)) * n``.
+
+    Examples
+    --------
+    >>> reference_review_count(0.29, 100)  # float 0.29 * 100 = 28.999999999999996
+    29
+    >>> reference_review_count(0.1, 3)  # at least one row is reviewed
+    1
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be an integer >= 1; found {n!r}")
+    return min(int(n), max(1, math.floor(_exact_budget(budget) * int(n))))
+
+
+def reference_ecarb(
+    correct: Any, confidence: Any, *, budget: float = 0.3, ties: str = "expected"
+) -> float:
+    """ECARB by brute force: errors caught in the k least confident / ((k/n)·E).
+
+    Rows are sorted by increasing confidence and the k = min(n, max(1, floor(b·n))) lowest
+    are reviewed (b·n exact, see :func:`reference_review_count`). E is the number of errors.
+
+    Parameters
+    ----------
+    correct, confidence : array-like, shape (n,)
+    budget : float in (0, 1]
+    ties : {"expected", "stable", "pessimistic", "optimistic"}
+        How rows with equal confidence are ordered. "expected": the average, over **every**
+        distinct ordering of the labels inside each run of equal confidences (enumerated with
+        :func:`itertools.permutations`), of the errors caught; every distinct ordering is
+        equally likely under a uniformly random order of the rows, so this is the exact
+        expectation. Only for n <= 8. "stable": ties keep their row order. "pessimistic":
+        errors last within ties. "optimistic": errors first.
+
+    Returns
+    -------
+    float
+        ``nan`` when there are no errors (E = 0).
+
+    Raises
+    ------
+    ValueError
+        ``ties="expected"`` with n > 8 (the enumeration is factorial).
+
+    Examples
+    --------
+    The paper's example: n=100, E=20, b=0.3, 15 errors among the 30 least confident:
+    15 / (30/100 · 20) = 2.5.
+
+    >>> import numpy as np
+    >>> correct = np.ones(100, dtype=bool)
+    >>> correct[:30:2] = False  # 15 errors among the 30 lowest
+    >>> correct[95:] = False  # 5 more, among the most confident
+    >>> reference_ecarb(correct, np.arange(100) / 100, budget=0.3, ties="stable")
+    2.5
+
+    Ties: three rows tie at 0.5 with one error, b=0.5 reviews k=2 of n=4, E=1. Expected
+    errors among the first two of the run: 2/3, so (2/3) / (2/4 · 1) = 4/3.
+
+    >>> correct, confidence = [0, 1, 1, 1], [0.5, 0.5, 0.5, 0.9]
+    >>> round(reference_ecarb(correct, confidence, budget=0.5), 6)
+    1.333333
+    >>> [reference_ecarb(correct, confidence, budget=0.5, ties=t)
+    ...  for t in ("stable", "pessimistic", "optimistic")]
+    [2.0, 0.0, 2.0]
+    """
+    y, c, _ = _data(correct, confidence)
+    ties = _check_option(ties, "ties", _TIES)
+    n = len(y)
+    k = reference_review_count(budget, n)
+    errors = [not v for v in y]
+    n_errors = sum(errors)
+    if n_errors == 0:
+        return math.nan
+
+    if ties == "expected":
+        if n > MAX_EXPECTED_TIES_N:
+            raise ValueError(
+                f"reference_ecarb with ties='expected' enumerates every order of tied rows; "
+                f"n must be <= {MAX_EXPECTED_TIES_N}; found n={n}"
+            )
+        order = sorted(range(n), key=lambda i: c[i])
+        runs: list[list[bool]] = []  # error flags of each run of equal confidences, in order
+        for position, i in enumerate(order):
+            if position == 0 or c[i] != c[order[position - 1]]:
+                runs.append([])
+            runs[-1].append(errors[i])
+        orderings = [sorted(set(itertools.permutations(run))) for run in runs]
+        caught_total = 0
+        n_orderings = 0
+        for combination in itertools.product(*orderings):
+            sequence = [e for run in combination for e in run]
+            caught_total += sum(sequence[:k])
+            n_orderings += 1
+        caught = Fraction(caught_total, n_orderings)
+    else:
+        if ties == "stable":
+            key = lambda i: (c[i], 0)  # noqa: E731 - Python's sort is stable: row order stays
+        elif ties == "pessimistic":
+            key = lambda i: (c[i], errors[i])  # noqa: E731 - False < True: errors last
+        else:
+            key = lambda i: (c[i], not errors[i])  # noqa: E731 - errors first
+        order = sorted(range(n), key=key)
+        caught = Fraction(sum(errors[i] for i in order[:k]))
+    return _float(caught / (Fraction(k, n) * n_errors))
+
+
+def reference_ecarb_ceiling(correct: Any, *, budget: float = 0.3) -> float:
+    """The best ECARB achievable at budget b: min(k, E)·n / (k·E).
+
+    Examples
+    --------
+    n=100, E=20, b=0.3: k=30, min(30, 20)·100 / (30·20) = 10/3.
+
+    >>> round(reference_ecarb_ceiling([0] * 20 + [1] * 80, budget=0.3), 4)
+    3.3333
+    """
+    y = _labels(correct)
+    n = len(y)
+    k = reference_review_count(budget, n)
+    n_errors = sum(not v for v in y)
+    if n_errors == 0:
+        return math.nan
+    return _float(Fraction(min(k, n_errors) * n, k * n_errors))
+
+
+# ---------------------------------------------------------------------------------------
+# Hypothesis strategies
+# ---------------------------------------------------------------------------------------
+
+_TIE_MODES = ("some", "heavy", "none", "all")
+
+
+def _check_sizes(min_size: int, max_size: int, single_class: bool | None) -> None:
+    if not (isinstance(min_size, int) and isinstance(max_size, int) and 1 <= min_size <= max_size):
+        raise ValueError(
+            f"min_size and max_size must be integers with 1 <= min_size <= max_size; "
+            f"found {min_size!r} and {max_size!r}"
+        )
+    if single_class is False and max_size < 2:
+        raise ValueError("single_class=False needs max_size >= 2 (both classes present)")
+
+
+def _confidence_lists(min_size: int, max_size: int, ties: str) -> SearchStrategy[list[float]]:
+    from hypothesis import strategies as st
+
+    # Explicit ranges: st.floats(0, 1) never yields NaN, inf or -0.0. The extremes are
+    # sampled on purpose, they are where bin edges and clipping bugs live.
+    extremes = st.sampled_from([0.0, 1.0])
+    if ties == "none":
+        return st.lists(
+            st.one_of(st.floats(0, 1), extremes), min_size=min_size, max_size=max_size,
+            unique=True,
+        )
+    if ties == "heavy":
+        # Confidences rounded to 1 or 2 decimals: at most 11 or 101 distinct values.
+        def rounded(decimals: int) -> SearchStrategy[list[float]]:
+            scale = 10**decimals
+            return st.lists(
+                st.integers(0, scale).map(lambda i: i / scale),
+                min_size=min_size, max_size=max_size,
+            )
+
+        return st.sampled_from([1, 2]).flatmap(rounded)
+    if ties == "all":
+        return st.tuples(st.one_of(extremes, st.floats(0, 1)), st.integers(min_size, max_size)).map(
+            lambda t: [t[0]] * t[1]
+        )
+
+    # "some": fresh floats mixed with repeats from a small pool (and the extremes).
+    def mixed(pool: list[float]) -> SearchStrategy[list[float]]:
+        return st.lists(
+            st.one_of(st.floats(0, 1), st.sampled_from(pool), extremes),
+            min_size=min_size, max_size=max_size,
+        )
+
+    return st.lists(st.floats(0, 1), min_size=1, max_size=5).flatmap(mixed)
+
+
+def _label_lists(n: int, single_class: bool | None) -> SearchStrategy[list[bool]]:
+    from hypothesis import strategies as st
+
+    if single_class is True:
+        return st.booleans().map(lambda v: [v] * n)
+
+    mixed = st.lists(st.booleans(), min_size=n, max_size=n)
+    if single_class is False:
+
+        def both(draw_labels: tuple[list[bool], int]) -> list[bool]:
+            labels, flip = draw_labels
+            if len(set(labels)) == 1:
+                labels = list(labels)
+                labels[flip] = not labels[flip]
+            return labels
+
+        return st.tuples(mixed, st.integers(0, n - 1)).map(both)
+    # None: mostly mixed, and explicitly the two single-class cases.
+    return st.one_of(mixed, st.booleans().map(lambda v: [v] * n))
+
+
+def calibration_data(
+    min_size: int = 1,
+    max_size: int = 200,
+    *,
+    ties: str = "some",
+    single_class: bool | None = None,
+) -> SearchStrategy[tuple[np.ndarray, np.ndarray]]:
+    """Strategy for ``(correct, confidence)``: a bool array and a float64 array in [0, 1].
+
+    Parameters
+    ----------
+    min_size, max_size : int
+        Bounds on n, the number of rows (1 <= min_size <= max_size).
+    ties : {"some", "heavy", "none", "all"}
+        "some": fresh ``st.floats(0, 1)`` mixed with repeats from a small pool of values and
+        the extremes 0.0 and 1.0. "heavy": confidences rounded to 1 or 2 decimals (``i / 10``
+        or ``i / 100``), so long runs of equal values and both extremes. "none": all
+        confidences distinct. "all": every row has the same confidence.
+    single_class : bool or None
+        None (default): labels are mostly mixed and sometimes all correct or all wrong.
+        True: always a single class (all correct or all wrong). False: both classes always
+        present (n >= 2: a smaller ``min_size`` is raised to 2).
+
+    Returns
+    -------
+    hypothesis.strategies.SearchStrategy of tuple (ndarray of bool, ndarray of float64)
+
+    Notes
+    -----
+    Hypothesis is imported when this function is called, not when the module is imported.
+    Never generates NaN, inf or -0.0: those are invalid-input tests, not properties.
+
+    Examples
+    --------
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=10, deadline=None)
+    ... @given(calibration_data(min_size=2, max_size=20, ties="heavy", single_class=False))
+    ... def check(data):
+    ...     correct, confidence = data
+    ...     assert correct.dtype == bool and 0 < correct.sum() < len(correct)
+    ...     assert np.all((0 <= confidence) & (confidence <= 1))
+    >>> check()
+    """
+    from hypothesis import strategies as st
+
+    _check_sizes(min_size, max_size, single_class)
+    _check_option(ties, "ties", _TIE_MODES)
+    if single_class is False:
+        min_size = max(min_size, 2)
+
+    def attach_labels(confidence: list[float]) -> SearchStrategy[tuple[np.ndarray, np.ndarray]]:
+        return _label_lists(len(confidence), single_class).map(
+            lambda labels: (np.array(labels, dtype=bool), np.array(confidence, dtype=np.float64))
+        )
+
+    return _confidence_lists(min_size, max_size, ties).flatmap(attach_labels)
+
+
+def weighted_calibration_data(
+    min_size: int = 1,
+    max_size: int = 200,
+    *,
+    ties: str = "some",
+    single_class: bool | None = None,
+    weights: str = "integer",
+    max_weight: int = 5,
+) -> SearchStrategy[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Strategy for ``(correct, confidence, sample_weight)``.
+
+    Parameters
+    ----------
+    min_size, max_size, ties, single_class
+        As in :func:`calibration_data`.
+    weights : {"integer", "float"}
+        "integer": whole numbers 0..max_weight stored as float64, so a weighted row equals
+        that many copies of the row (0 drops it). "float": ``st.floats(0, max_weight)``.
+        The total weight is always positive.
+    max_weight : int
+
+    Notes
+    -----
+    With "float" weights, quantile bin edges (floor(W_before·M/W)) may fall differently in
+    exact and floating-point arithmetic; compare fast and reference ECE on integer weights.
+
+    Examples
+    --------
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=10, deadline=None)
+    ... @given(weighted_calibration_data(max_size=10))
+    ... def check(data):
+    ...     correct, confidence, weight = data
+    ...     assert len(correct) == len(confidence) == len(weight) and weight.sum() > 0
+    >>> check()
+    """
+    from hypothesis import strategies as st
+
+    _check_option(weights, "weights", ("integer", "float"))
+    element = (
+        st.integers(0, max_weight).map(float) if weights == "integer"
+        else st.floats(0, max_weight)
+    )
+
+    def attach_weights(
+        data: tuple[np.ndarray, np.ndarray],
+    ) -> SearchStrategy[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        n = len(data[0])
+
+        def build(drawn: tuple[list[float], int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            w, fix = drawn
+            w = np.array(w, dtype=np.float64)
+            if not w.sum() > 0:
+                w[fix] = 1.0
+            return data[0], data[1], w
+
+        return st.tuples(
+            st.lists(element, min_size=n, max_size=n), st.integers(0, n - 1)
+        ).map(build)
+
+    return calibration_data(
+        min_size, max_size, ties=ties, single_class=single_class
+    ).flatmap(attach_weights)
+
+
+def grouped_calibration_data(
+    min_size: int = 1,
+    max_size: int = 200,
+    *,
+    ties: str = "some",
+    single_class: bool | None = None,
+    max_groups: int = 20,
+) -> SearchStrategy[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Strategy for ``(correct, confidence, groups)``: document ids for the bootstrap.
+
+    ``groups`` is an int64 array of document ids in ``[0, max_groups)``, one per row, in any
+    order (the rows of one document need not be contiguous). Other parameters as in
+    :func:`calibration_data`.
+
+    Examples
+    --------
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=10, deadline=None)
+    ... @given(grouped_calibration_data(max_size=10, max_groups=3))
+    ... def check(data):
+    ...     correct, confidence, groups = data
+    ...     assert set(groups.tolist()) <= {0, 1, 2}
+    >>> check()
+    """
+    from hypothesis import strategies as st
+
+    if not (isinstance(max_groups, int) and max_groups >= 1):
+        raise ValueError(f"max_groups must be an integer >= 1; found {max_groups!r}")
+
+    def attach_groups(
+        data: tuple[np.ndarray, np.ndarray],
+    ) -> SearchStrategy[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        n = len(data[0])
+        return st.lists(st.integers(0, max_groups - 1), min_size=n, max_size=n).map(
+            lambda g: (data[0], data[1], np.array(g, dtype=np.int64))
+        )
+
+    return calibration_data(
+        min_size, max_size, ties=ties, single_class=single_class
+    ).flatmap(attach_groups)
+
+
+def review_budgets() -> SearchStrategy[float]:
+    """Strategy for ECARB budgets in (0, 1].
+
+    Mostly short decimals (``i / 100`` and ``i / 1000``, where b·n lands exactly on whole
+    numbers and float rounding bites: 0.29 · 100 = 28.999999999999996), plus 1.0 and any
+    float in (0, 1].
+
+    Examples
+    --------
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=10, deadline=None)
+    ... @given(review_budgets())
+    ... def check(b):
+    ...     assert 0 < b <= 1
+    >>> check()
+    """
+    from hypothesis import strategies as st
+
+    return st.one_of(
+        st.integers(1, 100).map(lambda i: i / 100),
+        st.integers(1, 1000).map(lambda i: i / 1000),
+        st.just(1.0),
+        st.floats(0, 1, exclude_min=True),
+    )
