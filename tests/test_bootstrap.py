@@ -121,7 +121,7 @@ def test_document_bootstrap_is_wider_than_row_bootstrap_when_documents_cluster()
     confidence = np.full(2000, 0.6)
     by_doc = bootstrap_ci(correct, confidence, groups=docs, metrics=("brier",), seed=0)
     by_row = bootstrap_ci(correct, confidence, metrics=("brier",), seed=0)
-    width = lambda ci: float(ci.high.iloc[0] - ci.low.iloc[0])  # noqa: E731
+    width = lambda ci: float(ci.high.iloc[0] - ci.low.iloc[0])
     assert width(by_doc) > 3 * width(by_row)
 
 

@@ -25,6 +25,7 @@ from functools import cached_property
 
 import numpy as np
 
+
 def _dot(a: np.ndarray, b: np.ndarray):
     """Inner product without BLAS.
 

@@ -16,18 +16,18 @@ import numpy as np
 from .exceptions import ValidationError
 
 __all__ = [
-    "is_missing",
-    "check_correct",
-    "check_confidence",
-    "check_sample_weight",
-    "check_groups",
-    "check_consistent_length",
-    "check_option",
     "check_budget",
     "check_budgets",
+    "check_confidence",
+    "check_consistent_length",
+    "check_correct",
+    "check_groups",
     "check_n_bins",
-    "check_probability",
+    "check_option",
     "check_positive_int",
+    "check_probability",
+    "check_sample_weight",
+    "is_missing",
 ]
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,12 +39,12 @@ from .metrics import (
     BINNINGS,
     _auroc,
     _bins,
-    _ece_from_bins,
     _ecarb_value,
+    _ece_from_bins,
     _mce_from_bins,
 )
 
-__all__ = ["bootstrap_ci", "BOOTSTRAP_METRICS"]
+__all__ = ["BOOTSTRAP_METRICS", "bootstrap_ci"]
 
 BOOTSTRAP_METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "accuracy")
 

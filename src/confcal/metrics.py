@@ -43,19 +43,19 @@ from ._validation import (
 from .exceptions import UndefinedMetricWarning
 
 __all__ = [
+    "BINNINGS",
+    "TIES",
+    "CalibrationReport",
     "auroc",
-    "ece",
-    "mce",
     "brier",
+    "calibration_report",
     "ecarb",
     "ecarb_ceiling",
     "ecarb_curve",
-    "review_count",
+    "ece",
+    "mce",
     "reliability_bins",
-    "calibration_report",
-    "CalibrationReport",
-    "BINNINGS",
-    "TIES",
+    "review_count",
 ]
 
 BINNINGS = ("quantile", "uniform")
