@@ -1,13 +1,30 @@
 """confcal: can you trust the confidence of a document-extraction model?
 
-Calibration metrics on arrays (AUROC, adaptive ECE, Brier, ECARB, reliability bins),
-bootstrap intervals that resample documents, and (see the docs) extraction scoring.
+- Calibration metrics on arrays: :func:`auroc`, :func:`ece`, :func:`mce`, :func:`brier`,
+  :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`, and
+  :func:`bootstrap_ci` intervals that resample documents.
+- Extraction scoring: typed comparators (:class:`Text`, :class:`Number`, :class:`Date`,
+  :class:`Exact`), schemas (:class:`Schema`, :class:`Field`, :class:`Items`), Hungarian
+  line-item matching and :func:`score_documents`, which builds the entity table.
+- Confidence: :mod:`confcal.confidence` (log-probabilities, verbalized top-K),
+  :mod:`confcal.calibrators` (post-hoc calibration), :mod:`confcal.routing` (thresholds and
+  review budgets).
 """
 
 from __future__ import annotations
 
+from . import calibrators, confidence, routing, schemas
 from .bootstrap import bootstrap_ci
+from .calibrators import (
+    HistogramBinning,
+    IsotonicCalibration,
+    PlattScaling,
+    TemperatureScaling,
+)
+from .comparators import Date, Exact, Number, Text, parse_date, parse_number
+from .confidence import aggregate_logprobs, parse_topk
 from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
+from .matching import match_items
 from .metrics import (
     CalibrationReport,
     auroc,
@@ -21,23 +38,46 @@ from .metrics import (
     reliability_bins,
     review_count,
 )
+from .routing import budget_for_residual_error, threshold_for_accuracy
+from .schema import Field, Items, Schema
+from .scoring import ExtractionResult, score_documents
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CalibrationReport",
     "ConfcalError",
+    "Date",
+    "Exact",
+    "ExtractionResult",
+    "Field",
+    "HistogramBinning",
+    "IsotonicCalibration",
+    "Items",
+    "Number",
+    "PlattScaling",
+    "Schema",
+    "TemperatureScaling",
+    "Text",
     "UndefinedMetricWarning",
     "ValidationError",
+    "aggregate_logprobs",
     "auroc",
     "bootstrap_ci",
     "brier",
+    "budget_for_residual_error",
     "calibration_report",
     "ecarb",
     "ecarb_ceiling",
     "ecarb_curve",
     "ece",
     "mce",
+    "match_items",
+    "parse_date",
+    "parse_number",
+    "parse_topk",
     "reliability_bins",
     "review_count",
+    "score_documents",
+    "threshold_for_accuracy",
 ]

@@ -218,6 +218,14 @@ class Ranking:
                 lo = mid + 1
         return lo
 
+    def weight_sums(self, start: int, stop: int) -> tuple[float, float]:
+        """(correct, incorrect) weight at ranks [start, stop), summed directly."""
+        a, b = int(self.pos_before(start)), int(self.pos_before(stop))
+        if self.weights is None:
+            return float(b - a), float((stop - start) - (b - a))
+        return (float(self.weights.pos[a:b].sum()),
+                float(self.weights.neg[start - a:stop - b].sum()))
+
     def confidence_sum(self, start: int, stop: int) -> float:
         """Sum of (weighted) confidences at ranks [start, stop)."""
         if self.weights is None:

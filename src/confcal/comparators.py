@@ -39,13 +39,13 @@ from .exceptions import ValidationError
 
 __all__ = [
     "Comparator",
-    "Text",
+    "Date",
     "Exact",
     "Number",
-    "Date",
+    "Text",
     "normalize_text",
-    "parse_number",
     "parse_date",
+    "parse_number",
 ]
 
 _CACHE_SIZE = 1 << 16
@@ -126,10 +126,11 @@ def _missing_flags(values: Sequence[Any]) -> list[bool]:
     :func:`~confcal._validation.is_missing` (``isspace`` and ``strip`` agree on what
     whitespace is), and everything else is delegated to it.
     """
+    isnan = math.isnan
     return [
         (not v or v.isspace()) if type(v) is str
         else v is None or (
-            (v != v) if type(v) is float
+            isnan(v) if type(v) is float
             else (type(v) is not int and type(v) is not bool and is_missing(v))
         )
         for v in values
@@ -140,25 +141,10 @@ def _missing_mask(values: Sequence[Any]) -> np.ndarray:
     return np.array(_missing_flags(values), dtype=bool).reshape(len(values))
 
 
-def _apply_missing_pairwise(sim: np.ndarray, tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-    """Both missing -> 1.0, exactly one missing -> 0.0 (module docstring)."""
-    if tm.any() or pm.any():
-        sim[tm[:, None] | pm[None, :]] = 0.0
-        sim[tm[:, None] & pm[None, :]] = 1.0
-    return sim
-
-
-def _apply_missing_elementwise(sim: np.ndarray, tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-    if tm.any() or pm.any():
-        sim[tm | pm] = 0.0
-        sim[tm & pm] = 1.0
-    return sim
-
-
-def _codes(a: list[str], b: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _codes(a: Sequence[str], b: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes shared by two string lists: equal strings <=> equal codes.
 
-    Comparing codes with numpy broadcasting replaces m*n Python string comparisons.
+    Comparing codes with numpy replaces Python string comparisons pair by pair.
     """
     table: dict[str, int] = {}
     ca = np.fromiter((table.setdefault(s, len(table)) for s in a), dtype=np.int64, count=len(a))
@@ -179,8 +165,90 @@ def _check_bool(value: Any, name: str) -> None:
         raise ValidationError(f"{name} must be True or False; found {value!r}")
 
 
+# ------------------------------------------------------------------ the kernels
+#
+# Every comparator is evaluated through two private steps, so that each distinct value is
+# normalized or parsed once however many pairs it takes part in:
+#
+#   prepared = kernel._prepare(values, missing)      once per list of values
+#   sims     = kernel._pairs(pt, pp, ti, pj)         similarity of pt[ti[k]] vs pp[pj[k]]
+#
+# ``_blocks`` evaluates all pairs of several (truth slice x prediction slice) blocks -- the
+# line items of many documents -- in one call, by default as one ``_pairs`` call on the
+# gathered indices; Text instead runs one rapidfuzz ``cdist`` per block, which compares a
+# query against many choices with a cached bit-parallel pattern and is several times faster
+# per pair than ``cpdist`` on gathered pairs. Kernels ignore missing values;
+# :func:`_fix_missing` applies the missing-value rule afterwards.
+
+
+def _block_pairs(
+    t_start: np.ndarray, m: np.ndarray, p_start: np.ndarray, n: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of every pair of every block, block after block, row-major within a block."""
+    sizes = m * n
+    total = int(sizes.sum())
+    block = np.repeat(np.arange(len(sizes)), sizes)
+    offset = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    width = n[block]
+    i = offset // np.maximum(width, 1)
+    return t_start[block] + i, p_start[block] + (offset - i * width)
+
+
+def _fix_missing(sim: np.ndarray, tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+    """Both missing -> 1.0, exactly one missing -> 0.0 (module docstring); broadcasts."""
+    either = tm | pm
+    if either.any():
+        sim[np.broadcast_to(either, sim.shape)] = 0.0
+        sim[np.broadcast_to(tm & pm, sim.shape)] = 1.0
+    return sim
+
+
+def _pairwise(kernel: Any, truths: Sequence[Any], predictions: Sequence[Any],
+              tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+    m, n = len(truths), len(predictions)
+    pt, pp = kernel._prepare(truths, tm), kernel._prepare(predictions, pm)
+    start, rows, cols = np.zeros(1, dtype=np.int64), np.array([m]), np.array([n])
+    ti, pj = _block_pairs(start, rows, start, cols)
+    sim = kernel._blocks(pt, pp, start, rows, start, cols, ti, pj).reshape(m, n)
+    return _fix_missing(sim, tm[:, None], pm[None, :])
+
+
+def _elementwise(kernel: Any, truths: Sequence[Any], predictions: Sequence[Any],
+                 tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
+    pt, pp = kernel._prepare(truths, tm), kernel._prepare(predictions, pm)
+    index = np.arange(len(truths))
+    return _fix_missing(kernel._pairs(pt, pp, index, index), tm, pm)
+
+
+class _BatchedMethods:
+    """``pairwise`` and ``elementwise`` for the built-in comparators, from their kernels.
+
+    Shared code of the four built-ins, not an extension point: a custom comparator is a
+    plain callable (:class:`Comparator`), never a subclass.
+    """
+
+    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """``(len(truths), len(predictions))`` similarity matrix."""
+        return _pairwise(self, truths, predictions, _missing_mask(truths), _missing_mask(predictions))
+
+    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
+        """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
+        _check_lengths(truths, predictions)
+        return _elementwise(
+            self, truths, predictions, _missing_mask(truths), _missing_mask(predictions)
+        )
+
+    def _blocks(self, pt: Any, pp: Any, t_start: np.ndarray, m: np.ndarray,
+                p_start: np.ndarray, n: np.ndarray, ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        """Similarities of every pair of every block; ``ti, pj`` from :func:`_block_pairs`."""
+        return self._pairs(pt, pp, ti, pj)  # type: ignore[attr-defined, no-any-return]
+
+
+# --------------------------------------------------------------------------- text
+
+
 @dataclass(frozen=True)
-class Text:
+class Text(_BatchedMethods):
     """Normalized Levenshtein similarity, ``1 - distance / max(len(truth), len(prediction))``.
 
     Both values go through :func:`normalize_text` first (NFKC, casefold, whitespace
@@ -227,38 +295,34 @@ class Text:
         p = normalize_text(prediction, ignore_punctuation=self.ignore_punctuation)
         return float(Levenshtein.normalized_similarity(t, p))
 
-    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
-        """``(len(truths), len(predictions))`` similarity matrix."""
-        return self._pairwise(truths, predictions, _missing_mask(truths), _missing_mask(predictions))
+    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> list[str]:
+        return _normalized(values, missing, self.ignore_punctuation)
 
-    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
-        """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
-        _check_lengths(truths, predictions)
-        return self._elementwise(
-            truths, predictions, _missing_mask(truths), _missing_mask(predictions)
-        )
-
-    def _pairwise(self, truths: Sequence[Any], predictions: Sequence[Any],
-                  tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-        t = _normalized(truths, tm, self.ignore_punctuation)
-        p = _normalized(predictions, pm, self.ignore_punctuation)
-        sim = process.cdist(t, p, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
-        sim = np.asarray(sim, dtype=np.float64).reshape(len(t), len(p))
-        return _apply_missing_pairwise(sim, tm, pm)
-
-    def _elementwise(self, truths: Sequence[Any], predictions: Sequence[Any],
-                     tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-        if len(truths) == 0:
+    def _pairs(self, pt: list[str], pp: list[str], ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        if len(ti) == 0:
             return np.zeros(0)
-        t = _normalized(truths, tm, self.ignore_punctuation)
-        p = _normalized(predictions, pm, self.ignore_punctuation)
-        sim = process.cpdist(t, p, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
-        sim = np.asarray(sim, dtype=np.float64).reshape(len(t))
-        return _apply_missing_elementwise(sim, tm, pm)
+        sim = process.cpdist(
+            [pt[i] for i in ti.tolist()], [pp[j] for j in pj.tolist()],
+            scorer=Levenshtein.normalized_similarity, dtype=np.float64,
+        )
+        return np.asarray(sim, dtype=np.float64).reshape(len(ti))
+
+    def _blocks(self, pt: list[str], pp: list[str], t_start: np.ndarray, m: np.ndarray,
+                p_start: np.ndarray, n: np.ndarray, ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        sizes = m * n
+        out = np.empty(int(sizes.sum()))
+        at = 0
+        for ts, mm, ps, nn in zip(t_start.tolist(), m.tolist(), p_start.tolist(), n.tolist()):
+            if mm and nn:
+                block = process.cdist(pt[ts:ts + mm], pp[ps:ps + nn],
+                                      scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+                out[at:at + mm * nn] = np.asarray(block).ravel()
+                at += mm * nn
+        return out
 
 
 @dataclass(frozen=True)
-class Exact:
+class Exact(_BatchedMethods):
     """1.0 if the values are equal after :func:`normalize_text`, else 0.0.
 
     Attributes
@@ -282,28 +346,41 @@ class Exact:
             return float(tm and pm)
         return float(normalize_text(truth) == normalize_text(prediction))
 
-    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
-        """``(len(truths), len(predictions))`` similarity matrix."""
-        return self._pairwise(truths, predictions, _missing_mask(truths), _missing_mask(predictions))
+    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> list[str]:
+        return _normalized(values, missing, False)
 
-    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
-        """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
-        _check_lengths(truths, predictions)
-        return self._elementwise(
-            truths, predictions, _missing_mask(truths), _missing_mask(predictions)
-        )
+    def _pairs(self, pt: list[str], pp: list[str], ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        ct, cp = _codes(pt, pp)
+        return (ct[ti] == cp[pj]).astype(np.float64)
 
-    def _pairwise(self, truths: Sequence[Any], predictions: Sequence[Any],
-                  tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-        ct, cp = _codes(_normalized(truths, tm, False), _normalized(predictions, pm, False))
-        sim = (ct[:, None] == cp[None, :]).astype(np.float64)
-        return _apply_missing_pairwise(sim, tm, pm)
 
-    def _elementwise(self, truths: Sequence[Any], predictions: Sequence[Any],
-                     tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-        ct, cp = _codes(_normalized(truths, tm, False), _normalized(predictions, pm, False))
-        sim = (ct == cp).astype(np.float64)
-        return _apply_missing_elementwise(sim, tm, pm)
+class _Parsed:
+    """Parsed values (float or calendar ordinal) and, lazily, the normalized texts of the
+    values that did not parse, for the Exact fallback."""
+
+    __slots__ = ("_text", "missing", "raw", "unparsed", "values")
+
+    def __init__(self, values: np.ndarray, unparsed: np.ndarray, raw: Sequence[Any],
+                 missing: np.ndarray) -> None:
+        self.values, self.unparsed, self.raw, self.missing = values, unparsed, raw, missing
+        self._text: list[str] | None = None
+
+    @property
+    def text(self) -> list[str]:
+        if self._text is None:
+            self._text = _normalized(self.raw, self.missing, False)
+        return self._text
+
+
+def _with_fallback(sim: np.ndarray, pt: _Parsed, pp: _Parsed, ti: np.ndarray,
+                   pj: np.ndarray) -> np.ndarray:
+    """Pairs where a side did not parse are compared as Exact text instead."""
+    if pt.unparsed.any() or pp.unparsed.any():
+        fallback = np.flatnonzero(pt.unparsed[ti] | pp.unparsed[pj])
+        if fallback.size:
+            ct, cp = _codes(pt.text, pp.text)
+            sim[fallback] = ct[ti[fallback]] == cp[pj[fallback]]
+    return sim
 
 
 # ------------------------------------------------------------------------- numbers
@@ -379,9 +456,19 @@ def _parse_number_str(text: str, decimal: str) -> float:
     return -value if negative else value
 
 
+# The shapes most amounts take ("1234.5", "$1,234.50", "-$12"), read without the general
+# parser; tests check both paths agree.
+_PLAIN_AMOUNT_RE = re.compile(r"(-?)\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?")
+
+
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _parse_number_cached(text: str, decimal: str) -> float:
     """Parsed value, or NaN when the text is not a number (cached either way)."""
+    if decimal == ".":
+        m = _PLAIN_AMOUNT_RE.fullmatch(text)
+        if m:
+            value = float(m.group(2).replace(",", "") + (m.group(3) or ""))
+            return -value if m.group(1) else value
     try:
         return _parse_number_str(text, decimal)
     except ValidationError:
@@ -472,7 +559,7 @@ def _check_tol(value: Any, name: str) -> None:
 
 
 @dataclass(frozen=True)
-class Number:
+class Number(_BatchedMethods):
     """1.0 if the parsed numbers agree within tolerance, else 0.0.
 
     The tolerance is symmetric in truth and prediction:
@@ -526,9 +613,10 @@ class Number:
         _check_decimal(self.decimal)
 
     def _within(self, t: np.ndarray, p: np.ndarray) -> np.ndarray:
+        scale = np.maximum(np.abs(t), np.abs(p))
+        slack = _MAX_SLACK * scale
+        tol = np.maximum(self.abs_tol + slack, (self.rel_tol + _MAX_SLACK) * scale)
         with np.errstate(invalid="ignore"):
-            scale = np.maximum(np.abs(t), np.abs(p))
-            tol = np.maximum(self.abs_tol, self.rel_tol * scale) + _MAX_SLACK * scale
             return np.abs(p - t) <= tol  # False wherever a side is NaN
 
     def __call__(self, truth: Any, prediction: Any) -> float:
@@ -541,44 +629,17 @@ class Number:
             return Exact()(truth, prediction)
         return float(self._within(np.float64(t), np.float64(p)))
 
-    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
-        """``(len(truths), len(predictions))`` similarity matrix."""
-        return self._pairwise(truths, predictions, _missing_mask(truths), _missing_mask(predictions))
-
-    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
-        """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
-        _check_lengths(truths, predictions)
-        return self._elementwise(
-            truths, predictions, _missing_mask(truths), _missing_mask(predictions)
-        )
-
-    def _parsed(self, values: Sequence[Any], missing: np.ndarray) -> np.ndarray:
-        """Parsed values; NaN for missing values and for text that is not a number."""
+    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> _Parsed:
         dec, cached = self.decimal, _parse_number_cached
-        parsed = [
+        parsed = np.array([
             math.nan if miss else cached(v, dec) if type(v) is str else _number_or_nan(v, dec)
             for v, miss in zip(values, missing.tolist())
-        ]
-        return np.array(parsed, dtype=np.float64).reshape(len(values))
+        ], dtype=np.float64).reshape(len(values))
+        return _Parsed(parsed, np.isnan(parsed) & ~missing, values, missing)
 
-    def _pairwise(self, truths: Sequence[Any], predictions: Sequence[Any],
-                  tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-        t, p = self._parsed(truths, tm), self._parsed(predictions, pm)
-        sim = self._within(t[:, None], p[None, :]).astype(np.float64)
-        tu, pu = np.isnan(t) & ~tm, np.isnan(p) & ~pm
-        if tu.any() or pu.any():
-            fallback = tu[:, None] | pu[None, :]
-            sim[fallback] = Exact()._pairwise(truths, predictions, tm, pm)[fallback]
-        return _apply_missing_pairwise(sim, tm, pm)
-
-    def _elementwise(self, truths: Sequence[Any], predictions: Sequence[Any],
-                     tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-        t, p = self._parsed(truths, tm), self._parsed(predictions, pm)
-        sim = self._within(t, p).astype(np.float64)
-        fallback = (np.isnan(t) & ~tm) | (np.isnan(p) & ~pm)
-        if fallback.any():
-            sim[fallback] = Exact()._elementwise(truths, predictions, tm, pm)[fallback]
-        return _apply_missing_elementwise(sim, tm, pm)
+    def _pairs(self, pt: _Parsed, pp: _Parsed, ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        sim = self._within(pt.values[ti], pp.values[pj]).astype(np.float64)
+        return _with_fallback(sim, pt, pp, ti, pj)
 
 
 # --------------------------------------------------------------------------- dates
@@ -635,6 +696,13 @@ def _dateutil_date(text: str, dayfirst: bool, yearfirst: bool) -> date | None:
 def _parse_date_cached(text: str, dayfirst: bool) -> date | None:
     s = text if text.isascii() else unicodedata.normalize("NFKC", text)
     s = s.strip()
+    if len(s) == 10 and s[4] == "-" and s[7] == "-":
+        # Plain ISO, the commonest form, parsed in C; an invalid day falls through and is
+        # refused below.
+        try:
+            return date.fromisoformat(s)
+        except ValueError:
+            pass
     if not s:
         return None
     m = _YEAR_FIRST_RE.match(s)
@@ -744,7 +812,7 @@ def parse_date(text: Any, *, dayfirst: bool = False) -> date:
 
 
 @dataclass(frozen=True)
-class Date:
+class Date(_BatchedMethods):
     """1.0 if both values are the same calendar date, else 0.0.
 
     Values are parsed with :func:`parse_date` (each distinct string once; the result is
@@ -788,123 +856,82 @@ class Date:
             return Exact()(truth, prediction)
         return float(t == p)
 
-    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
-        """``(len(truths), len(predictions))`` similarity matrix."""
-        return self._pairwise(truths, predictions, _missing_mask(truths), _missing_mask(predictions))
-
-    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
-        """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
-        _check_lengths(truths, predictions)
-        return self._elementwise(
-            truths, predictions, _missing_mask(truths), _missing_mask(predictions)
-        )
-
-    def _ordinals(self, values: Sequence[Any], missing: np.ndarray) -> np.ndarray:
-        """Proleptic Gregorian ordinals (>= 1); 0 for missing values and non-dates."""
+    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> _Parsed:
+        # Proleptic Gregorian ordinals (>= 1); 0 for missing values and non-dates.
         dayfirst, cached = self.dayfirst, _ordinal_cached
-        ordinals = [
+        ordinals = np.array([
             0 if miss else cached(v, dayfirst) if type(v) is str else _ordinal(v, dayfirst)
             for v, miss in zip(values, missing.tolist())
-        ]
-        return np.array(ordinals, dtype=np.int64).reshape(len(values))
+        ], dtype=np.int64).reshape(len(values))
+        return _Parsed(ordinals, (ordinals == 0) & ~missing, values, missing)
 
-    def _pairwise(self, truths: Sequence[Any], predictions: Sequence[Any],
-                  tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-        t, p = self._ordinals(truths, tm), self._ordinals(predictions, pm)
-        sim = (t[:, None] == p[None, :]).astype(np.float64)
-        tu, pu = (t == 0) & ~tm, (p == 0) & ~pm
-        if tu.any() or pu.any():
-            fallback = tu[:, None] | pu[None, :]
-            sim[fallback] = Exact()._pairwise(truths, predictions, tm, pm)[fallback]
-        return _apply_missing_pairwise(sim, tm, pm)
-
-    def _elementwise(self, truths: Sequence[Any], predictions: Sequence[Any],
-                     tm: np.ndarray, pm: np.ndarray) -> np.ndarray:
-        t, p = self._ordinals(truths, tm), self._ordinals(predictions, pm)
-        sim = (t == p).astype(np.float64)
-        fallback = ((t == 0) & ~tm) | ((p == 0) & ~pm)
-        if fallback.any():
-            sim[fallback] = Exact()._elementwise(truths, predictions, tm, pm)[fallback]
-        return _apply_missing_elementwise(sim, tm, pm)
+    def _pairs(self, pt: _Parsed, pp: _Parsed, ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        sim = (pt.values[ti] == pp.values[pj]).astype(np.float64)
+        return _with_fallback(sim, pt, pp, ti, pj)
 
 
-# ------------------------------------------------------- batched dispatch (private)
-
-
-def _check_similarities(sim: np.ndarray, comparator: Any) -> np.ndarray:
-    ok = (sim >= 0.0) & (sim <= 1.0)  # False for NaN
-    if not ok.all():
-        bad = np.flatnonzero(~ok.ravel())
-        raise ValidationError(
-            f"comparator {comparator!r} must return similarities within [0, 1]; "
-            f"found {bad.size} outside, first {sim.ravel()[bad[0]]!r}"
-        )
-    return sim
-
-
-def _call_one(comparator: Any, truth: Any, prediction: Any) -> float:
-    value = comparator(truth, prediction)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-        value, (int, float, np.integer, np.floating)
-    ):
-        raise ValidationError(
-            f"comparator {comparator!r} must return a number within [0, 1]; "
-            f"found {value!r} for truth {truth!r} and prediction {prediction!r}"
-        )
-    return float(value)
-
+# ------------------------------------------------------- dispatch (private)
 
 _BUILTINS = (Text, Exact, Number, Date)
 
 
-def _pairwise_similarity(
-    comparator: Any,
-    truths: Sequence[Any],
-    predictions: Sequence[Any],
-    tm: np.ndarray | None = None,
-    pm: np.ndarray | None = None,
-) -> np.ndarray:
-    """``(m, n)`` similarities from any comparator; masks may be passed when already known.
+class _CallableKernel:
+    """A custom comparator: a plain callable, called once per pair of present values."""
 
-    Built-in comparators run their kernels directly (their output needs no checking). A
-    custom comparator's own ``pairwise`` method is used if it has one, else the callable is
-    looped over the pairs of present values; its output is checked to lie in [0, 1].
-    """
-    if tm is None:
-        tm = _missing_mask(truths)
-    if pm is None:
-        pm = _missing_mask(predictions)
-    if type(comparator) in _BUILTINS:
-        return comparator._pairwise(truths, predictions, tm, pm)  # type: ignore[no-any-return]
-    if hasattr(comparator, "pairwise"):
-        sim = np.asarray(comparator.pairwise(truths, predictions), dtype=np.float64)
-        return _check_similarities(sim.reshape(len(truths), len(predictions)), comparator)
-    sim = np.zeros((len(truths), len(predictions)))
-    for i in np.flatnonzero(~tm):
-        for j in np.flatnonzero(~pm):
-            sim[i, j] = _call_one(comparator, truths[i], predictions[j])
-    return _check_similarities(_apply_missing_pairwise(sim, tm, pm), comparator)
+    def __init__(self, comparator: Any) -> None:
+        self.comparator = comparator
+
+    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> tuple[Sequence[Any], np.ndarray]:
+        return values, missing
+
+    def _pairs(self, pt: tuple[Sequence[Any], np.ndarray], pp: tuple[Sequence[Any], np.ndarray],
+               ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        (tv, tm), (pv, pm) = pt, pp
+        sim = np.zeros(len(ti))
+        for k in np.flatnonzero(~(tm[ti] | pm[pj])).tolist():
+            sim[k] = self._call(tv[ti[k]], pv[pj[k]])
+        return sim
+
+    def _blocks(self, pt: Any, pp: Any, t_start: np.ndarray, m: np.ndarray,
+                p_start: np.ndarray, n: np.ndarray, ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        return self._pairs(pt, pp, ti, pj)
+
+    def _call(self, truth: Any, prediction: Any) -> float:
+        value = self.comparator(truth, prediction)
+        ok = (
+            isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_))
+            and 0.0 <= float(value) <= 1.0
+        )
+        if not ok:
+            raise ValidationError(
+                f"comparator {self.comparator!r} must return a number within [0, 1]; "
+                f"found {value!r} for truth {truth!r} and prediction {prediction!r}"
+            )
+        return float(value)
+
+
+def _kernel(comparator: Any) -> Any:
+    """The comparator itself if built in, else a wrapper that calls it pair by pair."""
+    return comparator if type(comparator) in _BUILTINS else _CallableKernel(comparator)
+
+
+def _pairwise_similarity(
+    comparator: Any, truths: Sequence[Any], predictions: Sequence[Any],
+    tm: np.ndarray | None = None, pm: np.ndarray | None = None,
+) -> np.ndarray:
+    """``(m, n)`` similarities from any comparator; masks may be passed when already known."""
+    tm = _missing_mask(truths) if tm is None else tm
+    pm = _missing_mask(predictions) if pm is None else pm
+    return _pairwise(_kernel(comparator), truths, predictions, tm, pm)
 
 
 def _elementwise_similarity(
-    comparator: Any,
-    truths: Sequence[Any],
-    predictions: Sequence[Any],
-    tm: np.ndarray | None = None,
-    pm: np.ndarray | None = None,
+    comparator: Any, truths: Sequence[Any], predictions: Sequence[Any],
+    tm: np.ndarray | None = None, pm: np.ndarray | None = None,
 ) -> np.ndarray:
-    """``(k,)`` similarities of aligned pairs; same dispatch as :func:`_pairwise_similarity`."""
+    """``(k,)`` similarities of aligned pairs from any comparator."""
     _check_lengths(truths, predictions)
-    if tm is None:
-        tm = _missing_mask(truths)
-    if pm is None:
-        pm = _missing_mask(predictions)
-    if type(comparator) in _BUILTINS:
-        return comparator._elementwise(truths, predictions, tm, pm)  # type: ignore[no-any-return]
-    if hasattr(comparator, "elementwise"):
-        sim = np.asarray(comparator.elementwise(truths, predictions), dtype=np.float64)
-        return _check_similarities(sim.reshape(len(truths)), comparator)
-    sim = np.zeros(len(truths))
-    for i in np.flatnonzero(~(tm | pm)):
-        sim[i] = _call_one(comparator, truths[i], predictions[i])
-    return _check_similarities(_apply_missing_elementwise(sim, tm, pm), comparator)
+    tm = _missing_mask(truths) if tm is None else tm
+    pm = _missing_mask(predictions) if pm is None else pm
+    return _elementwise(_kernel(comparator), truths, predictions, tm, pm)

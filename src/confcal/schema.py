@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, fields as dataclass_fields
+from dataclasses import KW_ONLY, dataclass
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import numpy as np

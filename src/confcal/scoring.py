@@ -13,16 +13,20 @@ Line items (:class:`~confcal.schema.Items`) are paired first
 (:func:`~confcal.matching.match_items`); an unpaired truth item gives FN rows (or TN for
 its empty cells), an unpaired predicted item FA rows that keep their confidence.
 
-Work per document is bookkeeping in Python lists; comparisons are batched: one vectorized
-comparator call per top-level field for all documents at the end, one ``pairwise`` call per
-line-item sub-field per document, and the DataFrame is built once.
+Work per document is bookkeeping in Python lists; comparisons are batched. Values are pooled
+across documents and each distinct string is normalized or parsed once; a top-level field is
+compared for all documents in one vectorized call; the line items of all documents are
+compared with one kernel call per sub-field (numpy on parsed numbers and dates, a rapidfuzz
+``cdist`` per document for text); only the assignment runs document by document; the
+DataFrame is built once.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,13 +34,19 @@ import numpy as np
 import pandas as pd
 
 from ._validation import is_missing
-from .comparators import _elementwise_similarity, _missing_flags
+from .comparators import (
+    _block_pairs,
+    _elementwise_similarity,
+    _fix_missing,
+    _kernel,
+    _missing_flags,
+)
 from .exceptions import UndefinedMetricWarning, ValidationError
-from .matching import _assign, _item_similarity
+from .matching import _assign
 from .predictions import _FAST_SCALARS, _check_scalar, _LeafError, _unwrap
 from .schema import Field, Items, Schema
 
-__all__ = ["ExtractionResult", "score_documents", "OUTCOMES", "ENTITY_COLUMNS"]
+__all__ = ["ENTITY_COLUMNS", "OUTCOMES", "ExtractionResult", "score_documents"]
 
 OUTCOMES: tuple[str, ...] = ("TP", "FD", "FA", "FN", "TN")
 """Outcome labels, in the category order of the entity table's ``outcome`` column."""
@@ -48,7 +58,14 @@ ENTITY_COLUMNS: tuple[str, ...] = (
 """The entity table's columns, in order; metadata columns follow them."""
 
 _TP, _FD, _FA, _FN, _TN = range(5)
+_OUTCOME_DTYPE = pd.CategoricalDtype(list(OUTCOMES))
 _ABSENT = object()
+_DICT = frozenset({dict})
+_FLOAT = frozenset({float})
+_TWO = frozenset({2})
+# Line-item pairs whose similarities are held in memory at once (k sub-fields x pairs
+# float64): 2**20 pairs of 5 sub-fields is 40 MB.
+_PAIR_BUDGET = 1 << 20
 
 
 # ------------------------------------------------------------------------- result
@@ -166,7 +183,7 @@ class ExtractionResult:
         k = len(names)
         ocodes = _outcome_codes(self.entities).astype(np.int64)
         table = np.bincount(fcodes * 5 + ocodes, minlength=5 * k).reshape(k, 5)
-        tp, fd, fa, fn, tn = (table[:, i].astype(np.float64) for i in range(5))
+        tp, fd, fa, fn = (table[:, i].astype(np.float64) for i in range(4))
         evaluated = ocodes != _TN
         w = self.entities["weight"].to_numpy(dtype=np.float64)
         s = self.entities["similarity"].to_numpy(dtype=np.float64)
@@ -329,50 +346,139 @@ class _Chunks:
         self.raw: list[np.ndarray] = []  # comparator similarity (read for TP/FD only)
 
 
+def _check_truth_column(values: list[Any], where: Callable[[int], str]) -> None:
+    """Every truth value is a scalar or missing; ``where(k)`` locates value k for the error."""
+    if _FAST_SCALARS.issuperset(map(type, values)):
+        return
+    for k, value in enumerate(values):
+        try:
+            _check_scalar(value, "truth value")
+        except _LeafError as exc:
+            raise ValidationError(f"{where(k)}: {exc}") from None
+
+
+def _pred_column(leaves: list[Any], where: Callable[[int], str]) -> tuple[list[Any], list[float]]:
+    """Values and confidences (NaN when absent) of a column of predicted leaves."""
+    if leaves and _DICT.issuperset(map(type, leaves)) and _TWO.issuperset(map(len, leaves)):
+        # The common all-{"value", "confidence"} column, checked with C-level builtins
+        # instead of leaf by leaf; any other shape takes the general path below.
+        try:
+            values = [leaf["value"] for leaf in leaves]
+            confidences = [leaf["confidence"] for leaf in leaves]
+        except KeyError:
+            pass
+        else:
+            total = sum(confidences) if _FLOAT.issuperset(map(type, confidences)) else None
+            if (
+                total is not None
+                and not math.isnan(total)  # NaN anywhere makes the sum NaN
+                and 0.0 <= min(confidences)
+                and max(confidences) <= 1.0
+                and _FAST_SCALARS.issuperset(map(type, values))
+            ):
+                return values, confidences
+    try:
+        parsed = [_unwrap(leaf) for leaf in leaves]
+    except _LeafError:
+        for k, leaf in enumerate(leaves):  # find the first bad leaf for the message
+            try:
+                _unwrap(leaf)
+            except _LeafError as exc:
+                raise ValidationError(f"{where(k)}: {exc}") from None
+        raise  # pragma: no cover - the loop above always finds it
+    return [v for v, _ in parsed], [c for _, c in parsed]
+
+
 class _TopField:
-    """One top-level field across all documents, compared in one batch at the end."""
+    """A top-level field: where its rows go in the entity table."""
 
     def __init__(self, name: str, spec: Field, order: int, code: int) -> None:
         self.name, self.spec, self.order, self.code = name, spec, order, code
-        self.truth: list[Any] = []
-        self.prediction: list[Any] = []
-        self.confidence: list[float] = []
 
-    def flush(self, pool: _Pool, out: _Chunks) -> None:
-        n = len(self.truth)
-        truth_flags, pred_flags = _missing_flags(self.truth), _missing_flags(self.prediction)
+
+def _comparator_key(comparator: Any) -> Any:
+    try:
+        hash(comparator)
+    except TypeError:
+        return id(comparator)
+    return comparator
+
+
+def _flush_top_fields(
+    fields: list[_TopField], doc_ids: list[Any], truth_docs: list[Mapping[str, Any]],
+    pred_docs: list[Mapping[str, Any]], pool: _Pool, out: _Chunks,
+) -> None:
+    """Read, check and compare every top-level field for all documents at once.
+
+    Fields with equal comparators (the three ``Text()`` fields of an invoice, say) share
+    one vectorized comparator call.
+    """
+    groups: dict[Any, list[_TopField]] = {}
+    for f in fields:
+        groups.setdefault(_comparator_key(f.spec.comparator), []).append(f)
+    n = len(truth_docs)
+    docs = np.arange(n, dtype=np.int64)
+    none = np.full(n, -1, dtype=np.int64)
+    for group in groups.values():
+        truth: list[Any] = []
+        prediction: list[Any] = []
+        confidence: list[float] = []
+        for f in group:
+            name = f.name
+
+            def where(k: int, name: str = name) -> str:
+                return f"{_doc_label(doc_ids[k])}, field {name}"
+
+            column = [doc.get(name) for doc in truth_docs]
+            _check_truth_column(column, where)
+            values, confidences = _pred_column([doc.get(name) for doc in pred_docs], where)
+            truth.extend(column)
+            prediction.extend(values)
+            confidence.extend(confidences)
+        truth_flags, pred_flags = _missing_flags(truth), _missing_flags(prediction)
+        size = len(truth)
         raw = _elementwise_similarity(
-            self.spec.comparator, self.truth, self.prediction,
-            np.array(truth_flags, dtype=bool), np.array(pred_flags, dtype=bool),
+            group[0].spec.comparator, truth, prediction,
+            np.array(truth_flags, dtype=bool).reshape(size),
+            np.array(pred_flags, dtype=bool).reshape(size),
         )
         truth_base, pred_base = len(pool.truth), len(pool.prediction)
-        pool.truth.extend(self.truth)
+        pool.truth.extend(truth)
         pool.truth_missing.extend(truth_flags)
-        pool.prediction.extend(self.prediction)
+        pool.prediction.extend(prediction)
         pool.pred_missing.extend(pred_flags)
-        pool.confidence.extend(self.confidence)
-        docs = np.arange(n, dtype=np.int64)
-        none = np.full(n, -1, dtype=np.int64)
-        out.doc.append(docs)
-        out.order.append(np.full(n, self.order, dtype=np.int64))
-        out.rank.append(np.zeros(n, dtype=np.int64))
-        out.field.append(np.full(n, self.code, dtype=np.int64))
-        out.truth_index.append(none)
-        out.pred_index.append(none)
-        out.truth_ref.append(truth_base + docs)
-        out.pred_ref.append(pred_base + docs)
-        out.raw.append(raw)
+        pool.confidence.extend(confidence)
+        for g, f in enumerate(group):
+            out.doc.append(docs)
+            out.order.append(np.full(n, f.order, dtype=np.int64))
+            out.rank.append(np.zeros(n, dtype=np.int64))
+            out.field.append(np.full(n, f.code, dtype=np.int64))
+            out.truth_index.append(none)
+            out.pred_index.append(none)
+            out.truth_ref.append(truth_base + g * n + docs)
+            out.pred_ref.append(pred_base + g * n + docs)
+            out.raw.append(raw[g * n:(g + 1) * n])
 
 
 class _ItemsField:
-    """One Items field, scored document by document (matching needs the whole list)."""
+    """One Items field. The items of all documents are pooled first, then read, checked and
+    compared column by column (one kernel call per sub-field); only the assignment runs
+    document by document."""
 
     def __init__(self, name: str, spec: Items, order: int, first_code: int) -> None:
         self.name, self.spec, self.order = name, spec, order
         self.subs = list(spec.fields)
         self.sub_keys = frozenset(self.subs)
         self.specs = list(spec.fields.values())
+        self.kernels = [_kernel(f.comparator) for f in self.specs]
         self.codes = np.arange(first_code, first_code + len(self.subs), dtype=np.int64)
+        # Item i of the b-th collected document is truth_items[t_start[b] + i].
+        self.truth_items: list[Any] = []
+        self.pred_items: list[Any] = []
+        self.docs: list[int] = []
+        self.doc_ids: list[Any] = []
+        self.m: list[int] = []
+        self.n: list[int] = []
 
     def _list(self, value: Any, doc_id: Any, side: str) -> Sequence[Any]:
         if is_missing(value):
@@ -384,117 +490,184 @@ class _ItemsField:
             )
         return value
 
-    def _check_items(self, items: Sequence[Any], doc_id: Any, side: str) -> None:
-        if all(type(item) is dict for item in items):
-            return
-        for i, item in enumerate(items):
-            if not isinstance(item, Mapping):
-                raise ValidationError(
-                    f"{_doc_label(doc_id)}, field {self.name}[{i}]: {side} item must be a "
-                    f"mapping of sub-fields; found {type(item).__name__} {item!r:.80}"
-                )
-
-    def _truth_columns(self, items: Sequence[Mapping[str, Any]], doc_id: Any) -> list[list[Any]]:
-        columns = [[item.get(name) for item in items] for name in self.subs]
-        for name, column in zip(self.subs, columns):
-            if all(type(v) in _FAST_SCALARS for v in column):
-                continue
-            for i, value in enumerate(column):
-                try:
-                    _check_scalar(value, "truth value")
-                except _LeafError as exc:
-                    raise ValidationError(
-                        f"{_doc_label(doc_id)}, field {self.name}[{i}].{name}: {exc}"
-                    ) from None
-        return columns
-
-    def _pred_columns(
-        self, items: Sequence[Mapping[str, Any]], doc_id: Any
-    ) -> tuple[list[list[Any]], list[list[float]]]:
-        values: list[list[Any]] = []
-        confidences: list[list[float]] = []
-        for name in self.subs:
-            leaves = [item.get(name) for item in items]
-            try:
-                parsed = [_unwrap(leaf) for leaf in leaves]
-            except _LeafError:
-                for j, leaf in enumerate(leaves):  # find the first bad leaf for the message
-                    try:
-                        _unwrap(leaf)
-                    except _LeafError as exc:
-                        raise ValidationError(
-                            f"{_doc_label(doc_id)}, field {self.name}[{j}].{name}: {exc}"
-                        ) from None
-                raise  # pragma: no cover - the loop above always finds it
-            values.append([v for v, _ in parsed])
-            confidences.append([c for _, c in parsed])
-        return values, confidences
-
-    def score(
-        self, doc_pos: int, doc_id: Any, truth_doc: Mapping[str, Any],
-        pred_doc: Mapping[str, Any], pool: _Pool, out: _Chunks, tally: dict[str, int],
-        strict: bool,
+    def collect(
+        self, doc_pos: int, doc_id: Any, truth_doc: Mapping[str, Any], pred_doc: Mapping[str, Any]
     ) -> None:
         truth_items = self._list(truth_doc.get(self.name), doc_id, "the truth value")
         pred_items = self._list(pred_doc.get(self.name), doc_id, "the prediction")
-        m, n, k = len(truth_items), len(pred_items), len(self.subs)
-        if m == 0 and n == 0:
-            return
-        self._check_items(truth_items, doc_id, "truth")
-        self._check_items(pred_items, doc_id, "predicted")
-        sub_keys = self.sub_keys
-        for item in truth_items:
-            if not item.keys() <= sub_keys:
-                tally["unscored_truth_fields"] += len(item.keys() - sub_keys)
-        for j, item in enumerate(pred_items):
-            if not item.keys() <= sub_keys:
-                unknown = sorted(map(str, item.keys() - sub_keys))
-                if strict:
+        if truth_items or pred_items:
+            self.truth_items.extend(truth_items)
+            self.pred_items.extend(pred_items)
+            self.docs.append(doc_pos)
+            self.doc_ids.append(doc_id)
+            self.m.append(len(truth_items))
+            self.n.append(len(pred_items))
+
+    def _locator(self, starts: np.ndarray) -> Callable[[int], tuple[Any, int]]:
+        """Pooled item index -> (doc id, index of the item in that document's list)."""
+        def locate(k: int) -> tuple[Any, int]:
+            # the last document starting at or before k (empty lists share a start)
+            b = int(np.searchsorted(starts, k, side="right")) - 1
+            return self.doc_ids[b], k - int(starts[b])
+        return locate
+
+    def _read(
+        self, items: list[Any], side: str, locate: Callable[[int], tuple[Any, int]],
+        tally: dict[str, int], strict: bool,
+    ) -> None:
+        """Items must be mappings; keys outside the schema are counted (or refused)."""
+        if not _DICT.issuperset(map(type, items)):
+            for k, item in enumerate(items):
+                if not isinstance(item, Mapping):
+                    doc_id, i = locate(k)
                     raise ValidationError(
-                        f"{_doc_label(doc_id)}, field {self.name}[{j}]: predicted sub-fields "
-                        f"must be defined by the schema (strict=True); found unknown {unknown}"
+                        f"{_doc_label(doc_id)}, field {self.name}[{i}]: {side} item must be a "
+                        f"mapping of sub-fields; found {type(item).__name__} {item!r:.80}"
                     )
-                tally["unknown_fields"] += len(unknown)
-        truth_cols = self._truth_columns(truth_items, doc_id)
-        pred_cols, conf_cols = self._pred_columns(pred_items, doc_id)
+        sub_keys = self.sub_keys
+        for k, item in enumerate(items):
+            if item.keys() <= sub_keys:
+                continue
+            extra = item.keys() - sub_keys
+            if side == "truth":
+                tally["unscored_truth_fields"] += len(extra)
+                continue
+            if strict:
+                doc_id, i = locate(k)
+                raise ValidationError(
+                    f"{_doc_label(doc_id)}, field {self.name}[{i}]: predicted sub-fields must be "
+                    f"defined by the schema (strict=True); found unknown {sorted(map(str, extra))}"
+                )
+            tally["unknown_fields"] += len(extra)
+
+    def flush(self, pool: _Pool, out: _Chunks, tally: dict[str, int], strict: bool,
+              pair_budget: int) -> None:
+        if not self.docs:
+            return
+        k = len(self.subs)
+        m = np.array(self.m, dtype=np.int64)
+        n = np.array(self.n, dtype=np.int64)
+        t_start, p_start = np.cumsum(m) - m, np.cumsum(n) - n
+        locate_truth, locate_pred = self._locator(t_start), self._locator(p_start)
+        self._read(self.truth_items, "truth", locate_truth, tally, strict)
+        self._read(self.pred_items, "predicted", locate_pred, tally, strict)
+
+        def where(locate: Callable[[int], tuple[Any, int]], sub: str) -> Callable[[int], str]:
+            def describe(j: int) -> str:
+                doc_id, i = locate(j)
+                return f"{_doc_label(doc_id)}, field {self.name}[{i}].{sub}"
+            return describe
+
+        truth_cols, pred_cols, conf_cols = [], [], []
+        for sub in self.subs:
+            column = [item.get(sub) for item in self.truth_items]
+            _check_truth_column(column, where(locate_truth, sub))
+            truth_cols.append(column)
+            values, confidences = _pred_column(
+                [item.get(sub) for item in self.pred_items], where(locate_pred, sub)
+            )
+            pred_cols.append(values)
+            conf_cols.append(confidences)
+
         truth_flags = [_missing_flags(col) for col in truth_cols]
         pred_flags = [_missing_flags(col) for col in pred_cols]
-        mats, item_sim = _item_similarity(
-            truth_cols, pred_cols, self.specs,
-            [np.array(f, dtype=bool).reshape(m) for f in truth_flags],
-            [np.array(f, dtype=bool).reshape(n) for f in pred_flags],
-        )
-        rows, cols, lone_truth, lone_pred = _assign(item_sim, self.spec.match_threshold)
+        tm = [np.array(f, dtype=bool).reshape(len(f)) for f in truth_flags]
+        pm = [np.array(f, dtype=bool).reshape(len(f)) for f in pred_flags]
+        prepared_t = [kern._prepare(col, mask) for kern, col, mask in zip(self.kernels, truth_cols, tm)]
+        prepared_p = [kern._prepare(col, mask) for kern, col, mask in zip(self.kernels, pred_cols, pm)]
+        truth_base = np.empty(k, dtype=np.int64)
+        pred_base = np.empty(k, dtype=np.int64)
+        for s in range(k):
+            truth_base[s], pred_base[s] = len(pool.truth), len(pool.prediction)
+            pool.truth.extend(truth_cols[s])
+            pool.truth_missing.extend(truth_flags[s])
+            pool.prediction.extend(pred_cols[s])
+            pool.pred_missing.extend(pred_flags[s])
+            pool.confidence.extend(conf_cols[s])
 
-        truth_base, pred_base = len(pool.truth), len(pool.prediction)
-        for column, flags in zip(truth_cols, truth_flags):  # sub-field-major: s * m + i
-            pool.truth.extend(column)
-            pool.truth_missing.extend(flags)
-        for column, flags, confidence in zip(pred_cols, pred_flags, conf_cols):
-            pool.prediction.extend(column)
-            pool.pred_missing.extend(flags)
-            pool.confidence.extend(confidence)
+        docs = np.array(self.docs, dtype=np.int64)
+        sizes = m * n
+        weights = np.array([f.weight for f in self.specs], dtype=np.float64)
+        threshold = self.spec.match_threshold
+        for lo, hi in _chunks(sizes.tolist(), pair_budget):
+            ts, mm, ps, nn = t_start[lo:hi], m[lo:hi], p_start[lo:hi], n[lo:hi]
+            ti, pj = _block_pairs(ts, mm, ps, nn)
+            sims = np.empty((k, len(ti)))
+            for s, kern in enumerate(self.kernels):
+                raw = kern._blocks(prepared_t[s], prepared_p[s], ts, mm, ps, nn, ti, pj)
+                sims[s] = _fix_missing(raw, tm[s][ti], pm[s][pj])
+            item_sim = np.tensordot(weights, sims, axes=1) / weights.sum()
+            self._emit(docs[lo:hi], ts, mm, ps, nn, sims, item_sim, threshold,
+                       truth_base, pred_base, out)
 
-        # Entries: pairs (by truth index), unpaired truth items, unpaired predicted items;
-        # -1 marks the side without an item and becomes a reference to the sentinel.
-        ti = np.concatenate([rows, lone_truth, np.full(len(lone_pred), -1, dtype=np.int64)])
-        pj = np.concatenate([cols, np.full(len(lone_truth), -1, dtype=np.int64), lone_pred])
-        e = len(ti)
-        sub = np.arange(k, dtype=np.int64)
-        truth_ref = np.where(ti[:, None] >= 0, truth_base + sub * m + ti[:, None], 0)
-        pred_ref = np.where(pj[:, None] >= 0, pred_base + sub * n + pj[:, None], 0)
+    def _emit(
+        self, docs: np.ndarray, t_start: np.ndarray, m: np.ndarray, p_start: np.ndarray,
+        n: np.ndarray, sims: np.ndarray, item_sim: np.ndarray, threshold: float,
+        truth_base: np.ndarray, pred_base: np.ndarray, out: _Chunks,
+    ) -> None:
+        """Assign items document by document, then build the rows of all of them at once."""
+        block_start = np.cumsum(m * n) - m * n
+        rows, cols, lone_truth, lone_pred = [], [], [], []
+        for start, mb, nb in zip(block_start.tolist(), m.tolist(), n.tolist()):
+            r, c, lt, lp = _assign(item_sim[start:start + mb * nb].reshape(mb, nb), threshold)
+            rows.append(r)
+            cols.append(c)
+            lone_truth.append(lt)
+            lone_pred.append(lp)
+        n_pairs = np.array([len(r) for r in rows], dtype=np.int64)
+        n_lt = np.array([len(x) for x in lone_truth], dtype=np.int64)
+        n_lp = np.array([len(x) for x in lone_pred], dtype=np.int64)
+        block = np.arange(len(docs))
+
+        def within(counts: np.ndarray) -> np.ndarray:
+            return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+
+        pair_block = np.repeat(block, n_pairs)
+        lt_block = np.repeat(block, n_lt)
+        lp_block = np.repeat(block, n_lp)
+        r, c = np.concatenate(rows), np.concatenate(cols)
+        lt, lp = np.concatenate(lone_truth), np.concatenate(lone_pred)
+        # Entries of a document: pairs (by truth index), unpaired truth, unpaired predicted;
+        # -1 marks the side without an item, whose references point at the pool sentinel.
+        entry_block = np.concatenate([pair_block, lt_block, lp_block])
+        entry_rank = np.concatenate([
+            within(n_pairs), n_pairs[lt_block] + within(n_lt),
+            n_pairs[lp_block] + n_lt[lp_block] + within(n_lp),
+        ])
+        ti = np.concatenate([r, lt, np.full(len(lp), -1, dtype=np.int64)])
+        pj = np.concatenate([c, np.full(len(lt), -1, dtype=np.int64), lp])
+        e, k = len(ti), len(self.subs)
         raw = np.zeros((e, k))
-        raw[: len(rows)] = mats[:, rows, cols].T
-        size = e * k
-        out.doc.append(np.full(size, doc_pos, dtype=np.int64))
-        out.order.append(np.full(size, self.order, dtype=np.int64))
-        out.rank.append(np.arange(size, dtype=np.int64))
+        raw[: len(r)] = sims[:, block_start[pair_block] + r * n[pair_block] + c].T
+        truth_ref = np.where(
+            ti[:, None] >= 0, truth_base[None, :] + (t_start[entry_block] + ti)[:, None], 0
+        )
+        pred_ref = np.where(
+            pj[:, None] >= 0, pred_base[None, :] + (p_start[entry_block] + pj)[:, None], 0
+        )
+        out.doc.append(np.repeat(docs[entry_block], k))
+        out.order.append(np.full(e * k, self.order, dtype=np.int64))
+        out.rank.append((entry_rank[:, None] * k + np.arange(k)).ravel())
         out.field.append(np.tile(self.codes, e))
         out.truth_index.append(np.repeat(ti, k))
         out.pred_index.append(np.repeat(pj, k))
         out.truth_ref.append(truth_ref.ravel())
         out.pred_ref.append(pred_ref.ravel())
         out.raw.append(raw.ravel())
+
+
+def _chunks(sizes: list[int], budget: int) -> list[tuple[int, int]]:
+    """Consecutive [lo, hi) ranges of documents holding at most ``budget`` line-item pairs
+    each (a single document larger than that gets a range of its own), so that the
+    (sub-fields x pairs) similarity array stays bounded however many documents are scored."""
+    ranges, lo, held = [], 0, 0
+    for i, size in enumerate(sizes):
+        if held + size > budget and i > lo:
+            ranges.append((lo, i))
+            lo, held = i, 0
+        held += size
+    ranges.append((lo, len(sizes)))
+    return ranges
 
 
 def _nullable_index(values: np.ndarray) -> pd.arrays.IntegerArray:
@@ -607,6 +780,8 @@ def score_documents(
     tally = {"docs_missing_prediction": 0, "unknown_fields": 0, "unscored_truth_fields": 0}
     pool, out = _Pool(), _Chunks()
     empty: dict[str, Any] = {}
+    truth_list: list[Mapping[str, Any]] = []
+    pred_list: list[Mapping[str, Any]] = []
 
     for pos, (doc_id, truth_doc) in enumerate(truth_docs):
         if not isinstance(truth_doc, Mapping):
@@ -638,46 +813,37 @@ def score_documents(
             tally["unknown_fields"] += len(unknown)
         if not truth_doc.keys() <= known:
             tally["unscored_truth_fields"] += len(truth_doc.keys() - known)
-
-        for f in top:
-            truth_value = truth_doc.get(f.name)
-            try:
-                if type(truth_value) not in _FAST_SCALARS:
-                    _check_scalar(truth_value, "truth value")
-                value, confidence = _unwrap(pred_doc.get(f.name))
-            except _LeafError as exc:
-                raise ValidationError(f"{_doc_label(doc_id)}, field {f.name}: {exc}") from None
-            f.truth.append(truth_value)
-            f.prediction.append(value)
-            f.confidence.append(confidence)
+        truth_list.append(truth_doc)
+        pred_list.append(pred_doc)
         for it in lists:
-            it.score(pos, doc_id, truth_doc, pred_doc, pool, out, tally, strict)
+            it.collect(pos, doc_id, truth_doc, pred_doc)
 
-    for f in top:
-        f.flush(pool, out)
-    thresholds = np.array([_leaf_spec(schema, name).threshold for name in names], dtype=np.float64)
-    weights = np.array([_leaf_weight(schema, name) for name in names], dtype=np.float64)
+    _flush_top_fields(top, doc_ids, truth_list, pred_list, pool, out)
+    for it in lists:
+        it.flush(pool, out, tally, strict, _PAIR_BUDGET)
+    thresholds, weights = _leaf_settings(schema)
     return _assemble(pool, out, names, thresholds, weights, doc_ids, meta, tally)
 
 
-def _leaf_spec(schema: Schema, entity_field: str) -> Field:
-    spec = schema.fields.get(entity_field)
-    if isinstance(spec, Field):
-        return spec
-    parent, _, sub = entity_field.partition(".")
-    items = schema.fields[parent]
-    assert isinstance(items, Items)
-    return items.fields[sub]
+def _leaf_settings(schema: Schema) -> tuple[np.ndarray, np.ndarray]:
+    """Threshold and weight of every entity field, in ``schema.entity_fields`` order."""
+    thresholds: list[float | None] = []  # resolved by Field, never None here
+    weights: list[float] = []
+    for spec in schema.fields.values():
+        if isinstance(spec, Items):
+            thresholds.extend(f.threshold for f in spec.fields.values())
+            weights.extend(spec.weight * f.weight for f in spec.fields.values())
+        else:
+            thresholds.append(spec.threshold)
+            weights.append(spec.weight)
+    return np.array(thresholds, dtype=np.float64), np.array(weights, dtype=np.float64)
 
 
-def _leaf_weight(schema: Schema, entity_field: str) -> float:
-    spec = schema.fields.get(entity_field)
-    if isinstance(spec, Field):
-        return spec.weight
-    parent, _, sub = entity_field.partition(".")
-    items = schema.fields[parent]
-    assert isinstance(items, Items)
-    return items.weight * items.fields[sub].weight
+@functools.lru_cache(maxsize=64)
+def _field_dtype(names: tuple[str, ...]) -> pd.CategoricalDtype:
+    # Building a CategoricalDtype validates its categories, which costs more than the rest
+    # of a small scoring call; schemas are few, so the dtype is made once per schema.
+    return pd.CategoricalDtype(list(names))
 
 
 def _assemble(
@@ -708,7 +874,7 @@ def _assemble(
     columns: dict[str, Any] = {
         # Plain object array: pandas infers "str" when every id is a string, else object.
         "doc_id": _objects(doc_ids)[doc],
-        "field": pd.Categorical.from_codes(field, categories=list(names)),
+        "field": pd.Categorical.from_codes(field, dtype=_field_dtype(names)),
         "truth_index": _nullable_index(cat(out.truth_index, np.int64)[sort]),
         "pred_index": _nullable_index(cat(out.pred_index, np.int64)[sort]),
         # Explicit object dtype: inferring "str" would turn a None value into NaN.
@@ -717,13 +883,13 @@ def _assemble(
         "similarity": similarity,
         "threshold": threshold,
         "correct": (outcome == _TP) | (outcome == _TN),
-        "outcome": pd.Categorical.from_codes(outcome, categories=list(OUTCOMES)),
+        "outcome": pd.Categorical.from_codes(outcome, dtype=_OUTCOME_DTYPE),
         "confidence": confidence,
         "weight": weights[field],
     }
     for column, values in meta.items():
         columns[column] = pd.Series(values[doc], dtype=object).infer_objects()
-    entities = pd.DataFrame(columns)
+    entities = pd.DataFrame(columns, copy=False)
     counts = {label: int(c) for label, c in zip(OUTCOMES, np.bincount(outcome, minlength=5))}
     counts["documents"] = len(doc_ids)
     counts.update(tally)

@@ -1,0 +1,371 @@
+"""Comparators and parsers: the rules of DESIGN.md "Extraction semantics", one test each."""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime, timedelta
+
+import numpy as np
+import pytest
+from dateutil import parser as dateutil_parser
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from confcal import comparators
+from confcal.comparators import (
+    Date,
+    Exact,
+    Number,
+    Text,
+    _elementwise_similarity,
+    _pairwise_similarity,
+    normalize_text,
+    parse_date,
+    parse_number,
+)
+from confcal.exceptions import ValidationError
+
+# ------------------------------------------------------------------ numbers
+
+
+def test_number_currency_and_thousands_equal_plain_float():
+    assert Number()("$1,234.50", 1234.5) == 1.0
+
+
+def test_number_tolerance_is_symmetric():
+    # |100.9 - 100| = 0.9 <= 0.01 * max(100, 100.9) = 1.009, whichever side is the truth
+    assert Number()(100, 100.9) == 1.0
+    assert Number()(100.9, 100) == 1.0
+
+
+def test_number_outside_tolerance():
+    # |102 - 100| = 2 > 0.01 * 102 = 1.02
+    assert Number()(100, 102) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "decimal", "expected"),
+    [
+        ("(12.00)", ".", -12.0),
+        ("1e3", ".", 1000.0),
+        ("1.234,56", ",", 1234.56),
+        ("1.234", ",", 1234.0),
+        ("12%", ".", 12.0),
+        ("12 %", ".", 12.0),
+        ("USD 1,000", ".", 1000.0),
+        ("1 000,50 EUR", ",", 1000.5),
+        ("€3.50", ".", 3.5),
+        ("US$ 7", ".", 7.0),
+        ("-$12", ".", -12.0),
+        ("$-12", ".", -12.0),
+        ("($1,234.50)", ".", -1234.5),
+        ("1'234.50", ".", 1234.5),
+        ("1,23,456", ".", 123456.0),  # Indian grouping
+        (".5", ".", 0.5),
+        ("12.", ".", 12.0),
+        ("1.5E-3", ".", 0.0015),
+        ("\u2212" + "4", ".", -4.0),  # Unicode minus sign
+        ("\uff04" + "5", ".", 5.0),  # full-width dollar, folded by NFKC
+        (7, ".", 7.0),
+        (2.5, ".", 2.5),
+    ],
+)
+def test_parse_number_formats(text, decimal, expected):
+    assert parse_number(text, decimal=decimal) == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("text", "decimal", "reason"),
+    [
+        ("1,5", ".", "digit groups"),  # the other decimal convention, never read as 15
+        ("12,34", ".", "digit groups"),
+        ("1234.56", ",", "digit groups"),  # "." is the thousands mark with decimal=","
+        ("1.234,56", ".", "non-digits after the decimal mark"),
+        ("1.2.3", ".", "more than one decimal mark"),
+        ("1,234 567", ".", "mixed digit-group separators"),
+        ("abc", ".", "not a number"),
+        ("", ".", "not a number"),
+        ("(-12)", ".", "a sign inside accounting parentheses"),
+        ("1e999", ".", "not finite"),
+        (float("inf"), ".", "not finite"),
+        (True, ".", "a bool is not a number"),
+        (["1"], ".", "expected a string or a number, not list"),
+    ],
+)
+def test_parse_number_refuses(text, decimal, reason):
+    with pytest.raises(ValidationError, match=rf"text must be a number \({reason}"):
+        parse_number(text, decimal=decimal)
+
+
+def test_parse_number_bad_decimal_option():
+    with pytest.raises(ValidationError, match=r"decimal must be one of '\.', ','; found ';'"):
+        parse_number("1", decimal=";")
+
+
+def test_number_absolute_tolerance_survives_binary_rounding():
+    # 1.24 - 1.23 == 0.010000000000000009 in binary; one cent must still be within 0.01
+    assert 1.24 - 1.23 > 0.01
+    assert Number(rel_tol=0.0, abs_tol=0.01)("1.23", "1.24") == 1.0
+    assert Number(rel_tol=0.0, abs_tol=0.01)("1.23", "1.25") == 0.0
+
+
+def test_number_exact_when_no_tolerance():
+    assert Number(rel_tol=0.0)("100", "100.00") == 1.0
+    assert Number(rel_tol=0.0)("100", "100.01") == 0.0
+
+
+def test_number_decimal_comma():
+    assert Number(decimal=",")("1.234,56", 1234.56) == 1.0
+
+
+def test_number_falls_back_to_exact_text():
+    assert Number()("N/A", "n/a") == 1.0
+    assert Number()("N/A", 0) == 0.0
+    assert Number()("1,5", "1,5") == 1.0  # unparseable on both sides, equal text
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"rel_tol": -0.1}, r"rel_tol must be a finite number >= 0; found -0\.1"),
+        ({"abs_tol": float("nan")}, r"abs_tol must be a finite number >= 0; found nan"),
+        ({"rel_tol": True}, r"rel_tol must be a finite number >= 0; found True"),
+        ({"decimal": "comma"}, r"decimal must be one of '\.', ','; found 'comma'"),
+    ],
+)
+def test_number_options_are_validated(kwargs, match):
+    with pytest.raises(ValidationError, match=match):
+        Number(**kwargs)
+
+
+amounts = st.decimals(min_value=-10**9, max_value=10**9, places=2, allow_nan=False)
+
+
+@given(amounts)
+def test_formatted_amounts_round_trip(amount):
+    value = float(amount)
+    sign = "-" if value < 0 else ""
+    for text in (f"{sign}${abs(value):,.2f}", f"{value:.2f}", f"({abs(value):,.2f})"):
+        expected = -abs(value) if text.startswith("(") else value
+        assert parse_number(text) == pytest.approx(expected, rel=1e-15, abs=1e-12)
+
+
+@given(st.from_regex(r"-?\$?[0-9]{1,4}(,[0-9]{3}){0,3}(\.[0-9]{1,3})?", fullmatch=True))
+def test_fast_amount_path_agrees_with_general_parser(text):
+    comparators._parse_number_cached.cache_clear()
+    try:
+        general = comparators._parse_number_str(text, ".")
+    except ValidationError:
+        general = math.nan
+    fast = comparators._parse_number_cached(text, ".")
+    assert (math.isnan(fast) and math.isnan(general)) or fast == general
+
+
+finite = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False)
+
+
+@given(finite, finite, st.floats(0, 0.5), st.floats(0, 100))
+def test_number_symmetric_property(a, b, rel_tol, abs_tol):
+    cmp = Number(rel_tol=rel_tol, abs_tol=abs_tol)
+    assert cmp(a, b) == cmp(b, a)
+
+
+# -------------------------------------------------------------------- dates
+
+
+@pytest.mark.parametrize(
+    "prediction", ["03/01/2024", "March 1, 2024", "1 Mar 2024", "2024-03-01T00:00:00", "2024-03-01",
+                   "Mar. 1st, 2024", "01-Mar-2024", "20240301", "Friday, March 1, 2024",
+                   date(2024, 3, 1), datetime(2024, 3, 1, 15, 30)],
+)
+def test_date_calendar_equivalence(prediction):
+    assert Date()("2024-03-01", prediction) == 1.0
+
+
+def test_date_differs_by_one_day():
+    assert Date()("2024-03-01", "2024-03-02") == 0.0
+
+
+def test_iso_is_never_read_day_first():
+    # dateutil itself reads "2024-03-01" with dayfirst=True as 3 January
+    assert dateutil_parser.parse("2024-03-01", dayfirst=True).date() == date(2024, 1, 3)
+    for text in ("2024-03-01", "2024/03/01", "20240301", "2024-03-01T10:00:00+02:00", "2024-03-01 10am"):
+        assert parse_date(text, dayfirst=True) == date(2024, 3, 1), text
+    assert Date(dayfirst=True)("2024-03-01", "01/03/2024") == 1.0
+
+
+def test_ambiguous_date_is_read_one_way_never_whichever_matches():
+    # "03/01/2024" is 1 March month-first; read day-first it would be 3 January and match.
+    assert Date()("2024-01-03", "03/01/2024") == 0.0
+    assert Date(dayfirst=True)("2024-01-03", "03/01/2024") == 1.0
+    assert Date(dayfirst=True)("2024-03-01", "03/01/2024") == 0.0
+
+
+def test_unambiguous_numeric_date_has_its_only_reading():
+    # 13 cannot be a month, so the day-first reading is the only one (as dateutil does)
+    assert parse_date("13/01/2024") == date(2024, 1, 13)
+    assert parse_date("01/13/2024", dayfirst=True) == date(2024, 1, 13)
+
+
+@pytest.mark.parametrize("text", ["March 2024", "2024", "12", "10:30", "ACME Media", "02/30/2024",
+                                  "31/04/2024", "2024-13-01", ""])
+def test_incomplete_or_impossible_dates_are_not_dates(text):
+    with pytest.raises(ValidationError, match="text must be a complete calendar date"):
+        parse_date(text)
+
+
+def test_non_date_falls_back_to_exact_text():
+    assert Date()("TBD", "tbd") == 1.0
+    assert Date()("2024-03-01", "TBD") == 0.0
+    assert Date()("March 2024", "march  2024") == 1.0  # not a full date on either side
+
+
+def test_date_options_are_validated():
+    with pytest.raises(ValidationError, match="dayfirst must be True or False; found 1"):
+        Date(dayfirst=1)
+    with pytest.raises(ValidationError, match="dayfirst must be True or False; found 'yes'"):
+        parse_date("2024-03-01", dayfirst="yes")
+
+
+def test_each_date_string_is_parsed_once(monkeypatch):
+    calls = []
+    real = comparators._dateutil_date
+
+    def counting(text, dayfirst, yearfirst):
+        calls.append(text)
+        return real(text, dayfirst, yearfirst)
+
+    monkeypatch.setattr(comparators, "_dateutil_date", counting)
+    comparators._parse_date_cached.cache_clear()
+    comparators._ordinal_cached.cache_clear()
+    # "Friday, 1 March 2024" needs dateutil; it appears in 3 x 3 pairs but is parsed once.
+    truths = ["Friday, 1 March 2024"] * 3
+    preds = ["Friday, 1 March 2024", "2024-03-01", "Friday, 1 March 2024"]
+    assert Date().pairwise(truths, preds).tolist() == [[1.0, 1.0, 1.0]] * 3
+    assert calls == ["Friday, 1 March 2024"]
+
+
+dates = st.dates(min_value=date(1950, 1, 1), max_value=date(2099, 12, 31))
+
+
+@given(dates, st.booleans(), st.sampled_from(["%m/%d/%Y", "%d/%m/%Y", "%m-%d-%Y", "%d.%m.%Y"]))
+def test_numeric_fast_path_agrees_with_dateutil(day, dayfirst, fmt):
+    text = day.strftime(fmt)
+    assert parse_date(text, dayfirst=dayfirst) == dateutil_parser.parse(text, dayfirst=dayfirst).date()
+
+
+@given(dates, st.sampled_from(["%B %d, %Y", "%b %d %Y", "%d %B %Y", "%d %b, %Y", "%d-%b-%Y",
+                               "%Y-%m-%d", "%Y/%m/%d", "%Y%m%d", "%Y-%m-%dT%H:%M:%S"]))
+def test_written_dates_parse_to_the_day(day, fmt):
+    assert parse_date(day.strftime(fmt)) == day
+    assert parse_date(day.strftime(fmt), dayfirst=True) == day
+
+
+@given(dates, st.integers(1, 400))
+def test_date_comparator_is_calendar_equality(day, shift):
+    other = day + timedelta(days=shift)
+    assert Date()(day.isoformat(), day.strftime("%B %d, %Y")) == 1.0
+    assert Date()(day.isoformat(), other.strftime("%m/%d/%Y")) == 0.0
+
+
+# --------------------------------------------------------------------- text
+
+
+def test_text_levenshtein_value():
+    # kitten -> sitting: 2 substitutions + 1 insertion = 3 edits over 7 characters
+    assert Text()("kitten", "sitting") == pytest.approx(1 - 3 / 7)
+
+
+def test_text_normalization():
+    assert Text()("  ACME\u00a0Media ", "acme media") == 1.0
+    assert Text()("Straße", "STRASSE") == 1.0  # casefold
+    assert Text()("ﬁnance", "finance") == 1.0  # NFKC
+    # punctuation is kept by default: "net-30" vs "net 30" is one substitution in 6
+    assert Text()("Net-30", "net 30") == pytest.approx(5 / 6)
+    assert Text(ignore_punctuation=True)("A.C.M.E.", "acme") == 1.0
+
+
+def test_normalize_text_missing_is_empty():
+    assert normalize_text(None) == "" and normalize_text(float("nan")) == ""
+    assert normalize_text(12.5) == "12.5"
+
+
+def test_text_option_validated():
+    with pytest.raises(ValidationError, match="ignore_punctuation must be True or False; found 'no'"):
+        Text(ignore_punctuation="no")
+
+
+def test_exact():
+    assert Exact()("INV-1", " inv-1") == 1.0
+    assert Exact()("INV-1", "INV-2") == 0.0
+    assert Exact()(12, "12") == 1.0
+
+
+@pytest.mark.parametrize("comparator", [Text(), Exact(), Number(), Date()])
+def test_missing_value_rule(comparator):
+    assert comparator(None, "") == 1.0
+    assert comparator(float("nan"), []) == 1.0
+    assert comparator(None, "2024-03-01") == 0.0
+    assert comparator("2024-03-01", "   ") == 0.0
+
+
+# -------------------------------------------------- batched == scalar forms
+
+values = st.one_of(
+    st.none(),
+    st.just(""),
+    st.sampled_from(["2024-03-01", "03/01/2024", "March 1, 2024", "$1,234.50", "1234.5", "N/A",
+                     "n/a", "ACME Media", "Acme  media", "12%", "(12.00)", "TBD"]),
+    st.text(alphabet="abc 1,.$-/", max_size=8),
+    st.floats(-1e4, 1e4, allow_nan=False),
+    st.integers(-10**6, 10**6),
+)
+comparator_choices = st.sampled_from(
+    [Text(), Text(ignore_punctuation=True), Exact(), Number(), Number(rel_tol=0, abs_tol=0.5),
+     Number(decimal=","), Date(), Date(dayfirst=True)]
+)
+
+
+@settings(max_examples=150)
+@given(comparator_choices, st.lists(values, max_size=6), st.lists(values, max_size=6))
+def test_pairwise_matches_scalar_calls(comparator, truths, preds):
+    expected = [[comparator(t, p) for p in preds] for t in truths]
+    got = comparator.pairwise(truths, preds)
+    assert got.shape == (len(truths), len(preds))
+    np.testing.assert_allclose(got, np.array(expected).reshape(got.shape), rtol=0, atol=1e-12)
+
+
+@settings(max_examples=150)
+@given(comparator_choices, st.lists(st.tuples(values, values), max_size=8))
+def test_elementwise_matches_scalar_calls(comparator, pairs):
+    truths = [t for t, _ in pairs]
+    preds = [p for _, p in pairs]
+    expected = [comparator(t, p) for t, p in pairs]
+    np.testing.assert_allclose(comparator.elementwise(truths, preds), expected, rtol=0, atol=1e-12)
+
+
+def test_elementwise_length_mismatch():
+    with pytest.raises(ValidationError, match="truths, predictions must have the same length; "
+                                              "truths has 2 and predictions has 1"):
+        Text().elementwise(["a", "b"], ["a"])
+
+
+# ------------------------------------------------------ custom comparators
+
+
+def test_custom_callable_is_called_only_on_present_pairs():
+    seen = []
+
+    def same_length(truth, prediction):
+        seen.append((truth, prediction))
+        return float(len(str(truth)) == len(str(prediction)))
+
+    sim = _pairwise_similarity(same_length, ["ab", None], ["xy", "xyz", ""])
+    assert sim.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    assert sorted(seen) == [("ab", "xy"), ("ab", "xyz")]
+
+
+@pytest.mark.parametrize("bad", [1.5, -0.1, float("nan"), "1", True, None])
+def test_custom_callable_output_is_checked(bad):
+    with pytest.raises(ValidationError, match=r"must return a number within \[0, 1\]; found"):
+        _elementwise_similarity(lambda t, p: bad, ["a"], ["b"])
