@@ -152,3 +152,14 @@ def test_undefined_estimate_warns_and_gives_nan_interval():
 def test_bad_options(kwargs, message):
     with pytest.raises(ValidationError, match=message):
         bootstrap_ci([0, 1, 1], [0.2, 0.5, 0.9], **kwargs)
+
+
+def test_biased_statistic_interval_is_widened_to_the_estimate_and_flagged():
+    # 11 predictions: every resampled ECE exceeds the full-data ECE (0.0909), so the
+    # 2.5% percentile (0.0998) lies above the estimate; the row is widened and flagged.
+    correct = [0, 0, 1, 0, 0, 1, 0, 0, 1, 1, 1]
+    confidence = [0.3, 0.3, 0.7, 0.2, 0.4, 0.1, 0.3, 0.5, 0.7, 0.5, 0.4]
+    ci = bootstrap_ci(correct, confidence).set_index("metric")
+    assert ci.loc["ece", "widened"]
+    assert ci.loc["ece", "low"] == ci.loc["ece", "estimate"] == pytest.approx(1 / 11)
+    assert not ci.loc["brier", "widened"]

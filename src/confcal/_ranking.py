@@ -103,7 +103,10 @@ class Ranking:
         # Weights must follow their rows, so here (and only here) an argsort is needed.
         order = np.argsort(keys, kind="stable")
         ranking = cls(keys[order], order=order)
-        w = sample_weight[order]
+        # Every metric is invariant to scaling the weights; scaling the largest to 1 keeps
+        # products of class totals (AUROC) clear of underflow (1e-200 weights) and
+        # overflow (2**600), and subnormal weights out of sums.
+        w = sample_weight[order] / sample_weight.max()
         return ranking.with_weights(w[ranking.pos_positions], w[ranking.neg_positions])
 
     def with_weights(self, pos: np.ndarray, neg: np.ndarray) -> Ranking:

@@ -168,10 +168,11 @@ def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
     Returns
     -------
     DataFrame
-        Columns ``metric, estimate, low, high, n_valid``: the metric on the full data, the
-        (1-level)/2 and (1+level)/2 percentiles of its bootstrap distribution, and the number
-        of resamples where it was defined (a resample can hold one class only; such
-        resamples are left out of that metric's percentiles, never counted as 0 or 1).
+        Columns ``metric, estimate, low, high, n_valid, widened``: the metric on the full
+        data; the (1-level)/2 and (1+level)/2 percentiles of its bootstrap distribution;
+        the number of resamples where it was defined (a resample can hold one class only;
+        such resamples are left out of that metric's percentiles, never counted as 0 or 1);
+        and whether the interval was widened to contain the estimate (see Notes).
 
     Notes
     -----
@@ -179,6 +180,11 @@ def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
     number of times d was drawn. Each metric treats an integer weight exactly as that many
     copies of the row, so the result is identical to copying rows and recomputing, while the
     data is sorted once. Cost per resample: a few passes over the n predictions.
+
+    The interval always contains the estimate. Percentile intervals of a statistic that is
+    biased in resamples can miss it: ECE and MCE only gain from sampling noise, so on small
+    data every resample's ECE may exceed the estimate. Such an interval is widened to the
+    estimate (never narrowed) and ``widened`` is True, so the case is visible, not hidden.
 
     Examples
     --------
@@ -189,7 +195,7 @@ def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
     >>> docs = np.repeat(np.arange(40), 10)
     >>> ci = bootstrap_ci(correct, conf, groups=docs, n_resamples=200, seed=7)
     >>> list(ci.columns)
-    ['metric', 'estimate', 'low', 'high', 'n_valid']
+    ['metric', 'estimate', 'low', 'high', 'n_valid', 'widened']
     >>> bool(((ci.low <= ci.estimate) & (ci.estimate <= ci.high)).all())
     True
     """
@@ -217,9 +223,17 @@ def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
     for j, m in enumerate(metrics):
         col = values[:, j]
         valid = col[~np.isnan(col)]
-        if valid.size == 0 or math.isnan(estimates[m]):
+        est = float(estimates[m])
+        widened = False
+        if valid.size == 0 or math.isnan(est):
             low = high = math.nan
         else:
             low, high = (float(v) for v in np.quantile(valid, [alpha, 1.0 - alpha]))
-        rows.append((m, float(estimates[m]), low, high, int(valid.size)))
-    return pd.DataFrame(rows, columns=["metric", "estimate", "low", "high", "n_valid"])
+            # A statistic biased in resamples (ECE, MCE: sampling noise only adds gap) can
+            # put the whole percentile interval on one side of the estimate. The interval
+            # is then widened to reach it -- never narrowed -- and the row says so.
+            widened = not (low <= est <= high)
+            low, high = min(low, est), max(high, est)
+        rows.append((m, est, low, high, int(valid.size), widened))
+    return pd.DataFrame(rows, columns=["metric", "estimate", "low", "high", "n_valid",
+                                       "widened"])

@@ -228,6 +228,7 @@ def _brier(y: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> float:
         # max(): a perfect score can round to -1e-16, never a meaningful value
         return float(max(total, 0.0) / c.shape[0])
     d = c - y
+    w = w / w.max()  # scale-free; keeps subnormal weights (5e-324) out of the sums
     return float(_dot(w, d * d) / w.sum())
 
 
@@ -544,7 +545,10 @@ def reliability_bins(correct: Any, confidence: Any, *, n_bins: int = 10,
     binning = check_option(binning, "binning", BINNINGS)
     min_count = check_positive_int(min_count, "min_count", 0)
     bins = _bins(Ranking.from_arrays(y, c, w), n_bins, binning)
-    return _bins_frame(bins, min_count, weighted=w is not None)
+    frame = _bins_frame(bins, min_count, weighted=w is not None)
+    if w is not None:  # the Ranking scaled the weights to a maximum of 1; report the user's
+        frame["weight"] *= w.max()
+    return frame
 
 
 # ---------------------------------------------------------------------------------------

@@ -42,29 +42,30 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; hypothesis is optional at r
     from hypothesis.strategies import SearchStrategy
 
 __all__ = [
+    "calibration_data",
+    "grouped_calibration_data",
     "reference_auroc",
-    "reference_ece",
-    "reference_mce",
     "reference_bins",
     "reference_brier",
-    "reference_review_count",
     "reference_ecarb",
     "reference_ecarb_ceiling",
-    "calibration_data",
-    "weighted_calibration_data",
-    "grouped_calibration_data",
+    "reference_ece",
+    "reference_mce",
+    "reference_review_count",
     "review_budgets",
+    "weighted_calibration_data",
 ]
 
-#: ``reference_ecarb(ties="expected")`` enumerates every order of the tied rows: n! at worst.
-MAX_EXPECTED_TIES_N = 8
+# ``reference_ecarb(ties="expected")`` enumerates every order of the tied rows: n! at worst.
+_MAX_EXPECTED_TIES_N = 8
 
 _BINNINGS = ("quantile", "uniform")
 _TIES = ("expected", "stable", "pessimistic", "optimistic")
 
 # ---------------------------------------------------------------------------------------
 # Input handling. Deliberately separate from confcal._validation: the references must not
-# share code with the implementation they check. The checks are plain and strict.
+# share code with the implementation they check. The checks are plain and strict, and every
+# invalid input is a ValueError, wrong type included, as DESIGN.md "Errors" asks of confcal.
 # ---------------------------------------------------------------------------------------
 
 
@@ -93,10 +94,14 @@ def _confidences(confidence: Any, n: int) -> list[float]:
     out = []
     for i, v in enumerate(arr.tolist()):
         if isinstance(v, (bool, str)) or not isinstance(v, (int, float)):
-            raise ValueError(f"confidence must be numbers; found {v!r} at index {i}")
+            raise ValueError(  # noqa: TRY004
+                f"confidence must be numbers; found {v!r} at index {i}"
+            )
         v = float(v)
         if not 0.0 <= v <= 1.0:  # False for NaN too
-            raise ValueError(f"confidence must be finite and within [0, 1]; found {v!r} at index {i}")
+            raise ValueError(
+                f"confidence must be finite and within [0, 1]; found {v!r} at index {i}"
+            )
         out.append(v + 0.0)  # -0.0 -> 0.0
     return out
 
@@ -111,7 +116,9 @@ def _weights(sample_weight: Any, n: int) -> list[Fraction]:
     out = []
     for i, v in enumerate(arr.tolist()):
         if isinstance(v, (bool, str)) or not isinstance(v, (int, float)):
-            raise ValueError(f"sample_weight must be numbers; found {v!r} at index {i}")
+            raise ValueError(  # noqa: TRY004
+                f"sample_weight must be numbers; found {v!r} at index {i}"
+            )
         if not (math.isfinite(v) and v >= 0):
             raise ValueError(f"sample_weight must be finite and >= 0; found {v!r} at index {i}")
         out.append(Fraction(v))  # exact: every finite float is a dyadic rational
@@ -148,8 +155,9 @@ def _exact_budget(budget: Any) -> Fraction:
     and floor(0.28999999999999998 * 100) = 28, but a budget of 0.29 must review 29 of 100.
     ``repr`` of a float is the shortest decimal that round-trips, i.e. "what was written".
     """
-    if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, (int, float, np.integer, np.floating)):
-        raise ValueError(f"budget must be a number in (0, 1]; found {budget!r}")
+    real = (int, float, np.integer, np.floating)
+    if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, real):
+        raise ValueError(f"budget must be a number in (0, 1]; found {budget!r}")  # noqa: TRY004
     b = float(budget)  # repr(np.float64(0.29)) is 'np.float64(0.29)' under numpy 2
     if not (math.isfinite(b) and 0.0 < b <= 1.0):
         raise ValueError(f"budget must be a number in (0, 1]; found {budget!r}")
@@ -248,7 +256,9 @@ def _bin_members(
     run_bin = -1
     for position, i in enumerate(order):
         if position == 0 or c[i] != c[order[position - 1]]:
-            run_bin = math.floor(before * n_bins / total)
+            # W_before == W_total only for zero-weight rows after all of the weight; they
+            # would land in bin M, which does not exist: they join the last bin.
+            run_bin = min(math.floor(before * n_bins / total), n_bins - 1)
         members.setdefault(run_bin, []).append(i)
         before += w[i]
     return members
@@ -288,7 +298,8 @@ def reference_bins(
         "quantile": equal-mass bins on the sorted confidences; the element of rank r (0-based,
         of n) nominally goes to bin floor(r·M/n), and a run of equal confidences goes wholly
         to the bin of its first (lowest-rank) element. With weights the rank is the total
-        weight strictly before the element, floor(W_before·M/W_total), computed exactly.
+        weight strictly before the element, floor(W_before·M/W_total), computed exactly
+        (zero-weight rows after all of the weight, where that is M, join the last bin).
         "uniform": bins [i/M, (i+1)/M) with edges ``i / M`` computed in float, the last bin
         closed at 1.0.
     sample_weight : array-like, optional
@@ -296,7 +307,8 @@ def reference_bins(
     Returns
     -------
     list of dict
-        One dict per bin holding rows of positive total weight, in increasing bin order, with
+        One dict per bin holding rows of positive total weight (a bin of zero-weight rows only
+        has no accuracy and is dropped like an empty one), in increasing bin order, with
         keys ``bin`` (the nominal index i in 0..M-1), ``count`` (number of rows), ``weight``
         (their total weight), ``mean_confidence`` and ``accuracy`` (weighted means) and
         ``gap`` = mean_confidence − accuracy (positive: overconfident). Empty bins are
@@ -397,7 +409,8 @@ def reference_mce(
     y, c, w = _data(correct, confidence, sample_weight)
     n_bins = _check_n_bins(n_bins)
     binning = _check_option(binning, "binning", _BINNINGS)
-    return _float(max(abs(acc - conf) for _, _, _, acc, conf in _exact_bins(y, c, w, n_bins, binning)))
+    bins = _exact_bins(y, c, w, n_bins, binning)
+    return _float(max(abs(acc - conf) for _, _, _, acc, conf in bins))
 
 
 def reference_brier(correct: Any, confidence: Any, sample_weight: Any = None) -> float:
@@ -419,18 +432,38 @@ def reference_brier(correct: Any, confidence: Any, sample_weight: Any = None) ->
 def reference_review_count(budget: float, n: int) -> int:
     """k, the number of rows reviewed at a budget: min(n, max(1, floor(b·n))).
 
-    b·n is computed exactly from the decimal repr of b, ``Fraction(repr(b)) * n``.
+    b·n is evaluated exactly (``Fraction(b) * n``, the float's true binary value), and a
+    product within a relative 1e-9 of a whole number counts as that number: the float
+    0.29 is 0.28999999999999998..., but 0.29 of 100 reviews 29, and a budget computed as
+    2/6 reviews 2 of 6. Only a budget that is deliberately a hair below a whole count
+    (0.2899 of 100) is floored.
+
+    Parameters
+    ----------
+    budget : float in (0, 1]
+    n : int >= 1
+        The number of rows.
+
+    Returns
+    -------
+    int in [1, n]
 
     Examples
     --------
     >>> reference_review_count(0.29, 100)  # float 0.29 * 100 = 28.999999999999996
     29
+    >>> reference_review_count(2 / 6, 6)  # the float 1/3 times 6 is 1.9999999999999998...
+    2
     >>> reference_review_count(0.1, 3)  # at least one row is reviewed
     1
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be an integer >= 1; found {n!r}")
-    return min(int(n), max(1, math.floor(_exact_budget(budget) * int(n))))
+    exact = Fraction(float(_exact_budget(budget))) * int(n)
+    nearest = round(exact)
+    tolerance = Fraction(1, 10**9) * max(Fraction(1), exact)
+    whole = nearest if abs(exact - nearest) <= tolerance else math.floor(exact)
+    return min(int(n), max(1, int(whole)))
 
 
 def reference_ecarb(
@@ -495,10 +528,10 @@ def reference_ecarb(
         return math.nan
 
     if ties == "expected":
-        if n > MAX_EXPECTED_TIES_N:
+        if n > _MAX_EXPECTED_TIES_N:
             raise ValueError(
                 f"reference_ecarb with ties='expected' enumerates every order of tied rows; "
-                f"n must be <= {MAX_EXPECTED_TIES_N}; found n={n}"
+                f"n must be <= {_MAX_EXPECTED_TIES_N}; found n={n}"
             )
         order = sorted(range(n), key=lambda i: c[i])
         runs: list[list[bool]] = []  # error flags of each run of equal confidences, in order
@@ -515,12 +548,13 @@ def reference_ecarb(
             n_orderings += 1
         caught = Fraction(caught_total, n_orderings)
     else:
-        if ties == "stable":
-            key = lambda i: (c[i], 0)  # noqa: E731 - Python's sort is stable: row order stays
-        elif ties == "pessimistic":
-            key = lambda i: (c[i], errors[i])  # noqa: E731 - False < True: errors last
-        else:
-            key = lambda i: (c[i], not errors[i])  # noqa: E731 - errors first
+        def key(i: int) -> tuple[float, bool]:
+            if ties == "pessimistic":
+                return (c[i], errors[i])  # False < True: errors last within a run
+            if ties == "optimistic":
+                return (c[i], not errors[i])  # errors first
+            return (c[i], False)  # "stable": Python's sort is stable, row order stays
+
         order = sorted(range(n), key=key)
         caught = Fraction(sum(errors[i] for i in order[:k]))
     return _float(caught / (Fraction(k, n) * n_errors))
@@ -662,8 +696,6 @@ def calibration_data(
     ...     assert np.all((0 <= confidence) & (confidence <= 1))
     >>> check()
     """
-    from hypothesis import strategies as st
-
     _check_sizes(min_size, max_size, single_class)
     _check_option(ties, "ties", _TIE_MODES)
     if single_class is False:
@@ -727,8 +759,8 @@ def weighted_calibration_data(
         n = len(data[0])
 
         def build(drawn: tuple[list[float], int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            w, fix = drawn
-            w = np.array(w, dtype=np.float64)
+            values, fix = drawn
+            w = np.array(values, dtype=np.float64)
             if not w.sum() > 0:
                 w[fix] = 1.0
             return data[0], data[1], w
