@@ -40,12 +40,14 @@ from .metrics import (
 )
 from .routing import budget_for_residual_error, threshold_for_accuracy
 from .schema import Field, Items, Schema
+from .sketch import CalibrationSketch
 from .scoring import ExtractionResult, score_documents
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CalibrationReport",
+    "CalibrationSketch",
     "ConfcalError",
     "Date",
     "Exact",

@@ -44,6 +44,19 @@ def pack_keys(correct: np.ndarray, confidence: np.ndarray) -> np.ndarray:
     return (confidence.view(np.int64) << 1) | correct.view(np.uint8)
 
 
+def scale_weights(w: np.ndarray) -> np.ndarray:
+    """w times the power of two that brings its maximum into [1, 2).
+
+    Every metric is invariant to scaling the weights. Scaling keeps products of class
+    totals (AUROC) clear of underflow (1e-200 weights) and overflow (2**600) and subnormal
+    weights out of sums; a power of two makes the scaling exact, so integer weights stay
+    exact dyadic numbers and still equal repeated rows bit for bit (dividing by the maximum
+    did not: 1/3 + 1/3 + 1/3 + 1 missed a bin edge by one ulp).
+    """
+    _, exponent = np.frexp(w.max())
+    return np.ldexp(w, 1 - int(exponent))
+
+
 def keys_to_confidence(keys: np.ndarray) -> np.ndarray:
     """The confidences of packed keys, as float64."""
     return (keys >> 1).view(np.float64)
@@ -103,10 +116,7 @@ class Ranking:
         # Weights must follow their rows, so here (and only here) an argsort is needed.
         order = np.argsort(keys, kind="stable")
         ranking = cls(keys[order], order=order)
-        # Every metric is invariant to scaling the weights; scaling the largest to 1 keeps
-        # products of class totals (AUROC) clear of underflow (1e-200 weights) and
-        # overflow (2**600), and subnormal weights out of sums.
-        w = sample_weight[order] / sample_weight.max()
+        w = scale_weights(sample_weight[order])
         return ranking.with_weights(w[ranking.pos_positions], w[ranking.neg_positions])
 
     def with_weights(self, pos: np.ndarray, neg: np.ndarray) -> Ranking:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._ranking import Ranking, _dot
+from ._ranking import Ranking, _dot, scale_weights
 from ._validation import (
     check_budget,
     check_budgets,
@@ -228,7 +228,7 @@ def _brier(y: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> float:
         # max(): a perfect score can round to -1e-16, never a meaningful value
         return float(max(total, 0.0) / c.shape[0])
     d = c - y
-    w = w / w.max()  # scale-free; keeps subnormal weights (5e-324) out of the sums
+    w = scale_weights(w)  # keeps subnormal weights (5e-324) out of the sums
     return float(_dot(w, d * d) / w.sum())
 
 
@@ -546,8 +546,9 @@ def reliability_bins(correct: Any, confidence: Any, *, n_bins: int = 10,
     min_count = check_positive_int(min_count, "min_count", 0)
     bins = _bins(Ranking.from_arrays(y, c, w), n_bins, binning)
     frame = _bins_frame(bins, min_count, weighted=w is not None)
-    if w is not None:  # the Ranking scaled the weights to a maximum of 1; report the user's
-        frame["weight"] *= w.max()
+    if w is not None:  # the Ranking scaled the weights by a power of two; undo it for display
+        top = np.array([w.max()])
+        frame["weight"] *= float(top[0] / scale_weights(top)[0])
     return frame
 
 

@@ -1,0 +1,435 @@
+"""An exact, mergeable summary of (correct, confidence) for data that does not fit one host.
+
+Every calibration metric in confcal is defined on *runs* of equal confidence: AUROC gives
+ties half credit, quantile bins never split a run, and ECARB's default is the exact
+expectation over the orders of a tied run. So the metrics depend on the data only through,
+for each distinct confidence value, how many correct and how many incorrect predictions
+carry it. :class:`CalibrationSketch` keeps exactly that, and its report is the report of the
+raw arrays — not an approximation — while its memory is O(distinct values). Sketches of
+parts of the data merge (associatively and commutatively) into the sketch of the whole.
+
+With ``resolution``, values are snapped to the grid {i/m : i = 0..m}, m = 1/resolution, to
+bound memory for continuous confidences; :meth:`CalibrationSketch.error_bounds` then says by
+how much each metric can differ from the raw arrays (see docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._ranking import Ranking, Weights, _dot, pack_keys
+from ._validation import (
+    check_budgets,
+    check_confidence,
+    check_consistent_length,
+    check_correct,
+    check_n_bins,
+    check_option,
+    check_sample_weight,
+)
+from .exceptions import UndefinedMetricWarning, ValidationError
+from .metrics import (
+    BINNINGS,
+    CalibrationReport,
+    _auroc,
+    _bins,
+    _bins_frame,
+    _ece_from_bins,
+    _ecarb_value,
+    _mce_from_bins,
+    _undefined,
+    review_count,
+)
+
+__all__ = ["CalibrationSketch", "SKETCH_TIES"]
+
+SKETCH_TIES = ("expected", "pessimistic", "optimistic")  # "stable" needs the row order
+_MAGIC = b"CCSK"
+_VERSION = 1
+_HEADER = struct.Struct("<4sHHdQQ")  # magic, version, flags, resolution, n_cells, n_rows
+_FLAG_WEIGHTED = 1
+
+
+def _check_resolution(resolution: Any) -> int | None:
+    """The grid size m = 1/resolution; resolution must divide 1 (1e-6, 0.001, 0.05, ...)."""
+    if resolution is None:
+        return None
+    if isinstance(resolution, bool) or not isinstance(resolution, (int, float, np.floating)):
+        raise ValidationError(f"resolution must be None or a number in (0, 1]; found {resolution!r}")
+    r = float(resolution)
+    if not (0.0 < r <= 1.0):
+        raise ValidationError(f"resolution must be None or a number in (0, 1]; found {resolution!r}")
+    m = round(1.0 / r)
+    if abs(m * r - 1.0) > 1e-9:
+        raise ValidationError(
+            f"resolution must divide 1 (1/resolution a whole number, e.g. 1e-6 or 0.01); "
+            f"found {resolution!r} (1/resolution = {1.0 / r!r})")
+    return m
+
+
+def _snap(confidence: np.ndarray, m: int) -> np.ndarray:
+    # i/m for the nearest i: the division is correctly rounded, so grid values are the
+    # same floats in every process and never exceed 1.0.
+    return np.rint(confidence * m) / m
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationSketch:
+    """Per distinct confidence, the count (and weight) of correct and incorrect predictions.
+
+    Build one with :meth:`from_arrays`, grow it with :meth:`update` or :meth:`merge` (both
+    return a new sketch), and compute everything with :meth:`report`.
+
+    Attributes
+    ----------
+    values : ndarray of float64
+        Distinct confidences, ascending (snapped to the grid when ``resolution`` is set).
+    n_correct, n_incorrect : ndarray of int64
+        Rows per value.
+    w_correct, w_incorrect : ndarray of float64 or None
+        Weight per value when the sketch was built with ``sample_weight``; None otherwise
+        (the counts are the weights).
+    resolution : float or None
+
+    Notes
+    -----
+    Exactness: counts are integers, so merging is exact in any order and every metric of
+    an unweighted sketch equals the metric of the raw arrays (AUROC and ECARB to the last
+    bit; ECE, MCE and Brier up to the order of floating-point summation, ~1e-16). With real
+    weights, merging adds floats, exact up to rounding.
+
+    Examples
+    --------
+    >>> import numpy as np, confcal
+    >>> rng = np.random.default_rng(0)
+    >>> conf = np.round(rng.uniform(size=1000), 2)
+    >>> correct = rng.uniform(size=1000) < conf
+    >>> a = CalibrationSketch.from_arrays(correct[:600], conf[:600])
+    >>> b = CalibrationSketch.from_arrays(correct[600:], conf[600:])
+    >>> whole = b.merge(a)
+    >>> len(whole.values) <= 101          # one cell per distinct value
+    True
+    >>> whole.report().auroc == confcal.auroc(correct, conf)
+    True
+    >>> CalibrationSketch.from_bytes(whole.to_bytes()) == whole
+    True
+    """
+
+    values: np.ndarray
+    n_correct: np.ndarray
+    n_incorrect: np.ndarray
+    w_correct: np.ndarray | None = None
+    w_incorrect: np.ndarray | None = None
+    resolution: float | None = None
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def empty(cls, *, resolution: float | None = None, weighted: bool = False
+              ) -> CalibrationSketch:
+        """A sketch of nothing: the identity of :meth:`merge`."""
+        _check_resolution(resolution)
+        z, zi = np.zeros(0), np.zeros(0, dtype=np.int64)
+        return cls(z, zi, zi.copy(), z.copy() if weighted else None,
+                   z.copy() if weighted else None, resolution)
+
+    @classmethod
+    def from_arrays(cls, correct: Any, confidence: Any, *, sample_weight: Any = None,
+                    resolution: float | None = None) -> CalibrationSketch:
+        """Summarise arrays; the same validation (and errors) as the array metrics."""
+        y = check_correct(correct)
+        c = check_confidence(confidence)
+        check_consistent_length(correct=y, confidence=c)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, c.shape[0])
+        m = _check_resolution(resolution)
+        if m is not None:
+            c = _snap(c, m)
+        if w is None:
+            # The packed keys of confidence and label; cells are runs of equal keys.
+            keys = pack_keys(y, c)
+            keys.sort()
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            counts = np.diff(np.r_[starts, keys.shape[0]])
+            return cls._from_cells(keys[starts], counts, None, resolution)
+        keys = pack_keys(y, c)
+        cell_keys, inverse = np.unique(keys, return_inverse=True)
+        counts = np.bincount(inverse, minlength=cell_keys.shape[0])
+        weights = np.bincount(inverse, weights=w, minlength=cell_keys.shape[0])
+        return cls._from_cells(cell_keys, counts, weights, resolution)
+
+    @classmethod
+    def _from_cells(cls, cell_keys: np.ndarray, counts: np.ndarray,
+                    weights: np.ndarray | None, resolution: float | None) -> CalibrationSketch:
+        """Cells are sorted (value, label) keys; fold the two labels of a value together."""
+        label = (cell_keys & 1).astype(bool)
+        value_bits = cell_keys >> 1
+        starts = np.flatnonzero(np.r_[True, value_bits[1:] != value_bits[:-1]])
+        values = value_bits[starts].view(np.float64)
+        group = np.cumsum(np.r_[False, value_bits[1:] != value_bits[:-1]])
+        size = values.shape[0]
+        n_pos = np.bincount(group[label], weights=counts[label], minlength=size)
+        n_neg = np.bincount(group[~label], weights=counts[~label], minlength=size)
+        w_pos = w_neg = None
+        if weights is not None:
+            w_pos = np.bincount(group[label], weights=weights[label], minlength=size)
+            w_neg = np.bincount(group[~label], weights=weights[~label], minlength=size)
+        return cls(values.copy(), n_pos.astype(np.int64), n_neg.astype(np.int64),
+                   w_pos, w_neg, resolution)
+
+    def update(self, correct: Any, confidence: Any, *, sample_weight: Any = None
+               ) -> CalibrationSketch:
+        """This sketch merged with the sketch of more arrays (a new sketch)."""
+        return self.merge(CalibrationSketch.from_arrays(
+            correct, confidence, sample_weight=sample_weight, resolution=self.resolution))
+
+    def merge(self, other: CalibrationSketch) -> CalibrationSketch:
+        """The sketch of both inputs. Associative and commutative (exact for counts)."""
+        if not isinstance(other, CalibrationSketch):
+            raise ValidationError(f"other must be a CalibrationSketch; found {type(other).__name__}")
+        if self.resolution != other.resolution:
+            raise ValidationError(
+                f"sketches must share a resolution to merge; found {self.resolution!r} "
+                f"and {other.resolution!r}")
+        if self.weighted != other.weighted and len(self.values) and len(other.values):
+            raise ValidationError(
+                "sketches must both be weighted or both unweighted to merge; "
+                f"found weighted={self.weighted} and weighted={other.weighted}")
+        weighted = self.weighted or other.weighted
+        values = np.concatenate([self.values, other.values])
+        merged, inverse = np.unique(values, return_inverse=True)
+
+        def add(a: np.ndarray, b: np.ndarray, dtype: type) -> np.ndarray:
+            out = np.zeros(merged.shape[0], dtype=dtype)
+            np.add.at(out, inverse, np.concatenate([a, b]).astype(dtype))
+            return out
+
+        w_pos = w_neg = None
+        if weighted:
+            w_pos = add(self._w(True), other._w(True), np.float64)
+            w_neg = add(self._w(False), other._w(False), np.float64)
+        return CalibrationSketch(merged, add(self.n_correct, other.n_correct, np.int64),
+                                 add(self.n_incorrect, other.n_incorrect, np.int64),
+                                 w_pos, w_neg, self.resolution)
+
+    def _w(self, correct: bool) -> np.ndarray:
+        w = self.w_correct if correct else self.w_incorrect
+        n = self.n_correct if correct else self.n_incorrect
+        return n.astype(np.float64) if w is None else w
+
+    # -- summaries ----------------------------------------------------------------------
+    @property
+    def weighted(self) -> bool:
+        return self.w_correct is not None
+
+    @property
+    def n(self) -> int:
+        """Rows summarised."""
+        return int(self.n_correct.sum() + self.n_incorrect.sum())
+
+    @property
+    def n_errors(self) -> int:
+        return int(self.n_incorrect.sum())
+
+    @property
+    def tied_pair_share(self) -> float:
+        """Share of (correct, incorrect) weight pairs that share a cell.
+
+        AUROC gives these pairs half credit. With ``resolution``, snapping can only turn
+        ordered pairs into tied ones, so AUROC moves by at most half this share.
+        """
+        pos, neg = self._w(True), self._w(False)
+        denom = float(pos.sum()) * float(neg.sum())
+        return float(_dot(pos, neg) / denom) if denom > 0 else math.nan
+
+    def _ranking(self) -> tuple[Ranking, np.ndarray]:
+        """A weighted Ranking over cells, and the rows per cell (for bin counts)."""
+        has_neg, has_pos = self.n_incorrect > 0, self.n_correct > 0
+        if self.weighted:
+            has_neg |= self._w(False) > 0
+            has_pos |= self._w(True) > 0
+        bits = self.values.view(np.int64) << 1
+        # per value: the error cell first, then the correct cell (the packed-key order)
+        keys = np.stack([bits, bits | 1], axis=1)[np.stack([has_neg, has_pos], axis=1)]
+        rows = np.stack([self.n_incorrect, self.n_correct], axis=1)[
+            np.stack([has_neg, has_pos], axis=1)]
+        weights = Weights(self._w(True)[has_pos], self._w(False)[has_neg])
+        return Ranking(keys, weights), rows
+
+    def _check_nonempty(self) -> None:
+        if self.n == 0:
+            raise ValidationError("the sketch must not be empty; found 0 rows")
+
+    def report(self, *, budgets: Sequence[float] = (0.1, 0.2, 0.3, 0.5), n_bins: int = 5,
+               binning: str = "quantile", ties: str = "expected") -> CalibrationReport:
+        """The :class:`~confcal.CalibrationReport` of the summarised data.
+
+        Equal to ``calibration_report`` on the raw arrays (see the class Notes). For a
+        weighted sketch the metrics are the weighted ones; ECARB then needs whole-number
+        weights (copies of rows) and is NaN with a warning otherwise. ``ties="stable"``
+        needs the original row order, which a sketch does not keep: it is refused.
+        """
+        self._check_nonempty()
+        budgets = check_budgets(budgets)
+        n_bins = check_n_bins(n_bins)
+        binning = check_option(binning, "binning", BINNINGS)
+        ties = check_option(ties, "ties", SKETCH_TIES)
+        r, rows = self._ranking()
+        bins = _bins(r, n_bins, binning)
+        # _bins counts cells; a bin's count is the rows of its cells
+        cum_rows = np.r_[0, np.cumsum(rows)]
+        bins = replace(bins, count=cum_rows[bins.stop] - cum_rows[bins.start])
+        pos, neg = self._w(True), self._w(False)
+        total = float(pos.sum() + neg.sum())
+        values = self.values
+        brier = float((_dot(pos, (1.0 - values) ** 2) + _dot(neg, values * values)) / total)
+        ecarbs, ceilings = self._ecarb(r, budgets, ties)
+        return CalibrationReport(
+            n=self.n, n_errors=self.n_errors, accuracy=float(pos.sum()) / total,
+            auroc=_auroc(r), ece=_ece_from_bins(bins, r.total_weight), mce=_mce_from_bins(bins),
+            brier=brier, ecarb=ecarbs, ecarb_ceiling=ceilings,
+            bins=_bins_frame(bins, 0, weighted=self.weighted),
+            n_bins=n_bins, binning=binning, ties=ties)
+
+    def _ecarb(self, r: Ranking, budgets: tuple[float, ...], ties: str
+               ) -> tuple[dict[float, float], dict[float, float]]:
+        from types import MappingProxyType
+
+        nan = {b: math.nan for b in budgets}
+        if r.neg_weight == 0:
+            _undefined("ecarb", f"there are no errors among the {self.n} predictions (E = 0)")
+            return MappingProxyType(nan), MappingProxyType(dict(nan))  # type: ignore[return-value]
+        whole = all(float(x).is_integer() for x in (r.pos_weight, r.neg_weight)) and (
+            not self.weighted or (np.all(np.mod(self._w(True), 1) == 0)
+                                  and np.all(np.mod(self._w(False), 1) == 0)))
+        if not whole:
+            _undefined("ecarb", "it needs whole-number weights (copies of rows); this "
+                                "sketch has fractional weights")
+            return MappingProxyType(nan), MappingProxyType(dict(nan))  # type: ignore[return-value]
+        ecarbs, ceilings = {}, {}
+        for b in budgets:
+            _, _, ecarbs[b], ceilings[b] = _ecarb_value(r, b, ties)
+        return MappingProxyType(ecarbs), MappingProxyType(ceilings)  # type: ignore[return-value]
+
+    def error_bounds(self, *, budgets: Sequence[float] = (0.1, 0.2, 0.3, 0.5), n_bins: int = 5,
+                     binning: str = "quantile") -> pd.DataFrame:
+        """How far each metric of a snapped sketch can be from the raw arrays' metric.
+
+        Returns a DataFrame ``metric, bound``. Snapping moves each confidence by at most
+        resolution/2 and is monotone (it can merge values, never reorder them), so:
+
+        - **Brier**: |Δ| ≤ resolution ((c'−y)² − (c−y)² = (c'−c)(c'+c−2y), |c'+c−2y| ≤ 2).
+        - **AUROC**: |Δ| ≤ ½ · :attr:`tied_pair_share` — only pairs that now share a cell
+          can change, each by at most a half.
+        - **ECE**: |Δ| ≤ resolution/2 + 2·W_b/W, with W_b the weight of the cells a bin
+          boundary could cut (uniform: cells within resolution/2 of an inner edge;
+          quantile: cells holding a nominal boundary rank after their first), because a
+          row that changes bin moves |Σ(y−c)| of two bins by at most its weight each.
+        - **ECARB@b**: |Δ| ≤ (optimistic − pessimistic errors in the cell at the review
+          cut-off)·n/(k·E): the raw order inside that cell is one of the orders the
+          sketch averages over. Other cells are reviewed wholly or not at all either way.
+
+        MCE has no useful bound (a row moving into a small bin can change its gap by up to
+        1) and is not listed. Without ``resolution`` every bound is 0: the sketch is exact.
+        """
+        self._check_nonempty()
+        budgets = check_budgets(budgets)
+        n_bins = check_n_bins(n_bins)
+        binning = check_option(binning, "binning", BINNINGS)
+        if self.resolution is None:
+            rows = [("brier", 0.0), ("auroc", 0.0), ("ece", 0.0)] + [
+                (f"ecarb@{b:g}", 0.0) for b in budgets]
+            return pd.DataFrame(rows, columns=["metric", "bound"])
+        res = float(self.resolution)
+        r, _ = self._ranking()
+        total = r.total_weight
+        cell_w = self._w(True) + self._w(False)
+        if binning == "uniform":
+            edges = np.arange(1, n_bins) / n_bins
+            near = np.zeros(self.values.shape[0], dtype=bool)
+            for e in edges:
+                near |= np.abs(self.values - e) <= res / 2 * (1 + 1e-9)
+            boundary_weight = float(cell_w[near].sum())
+        else:
+            before = np.r_[0.0, np.cumsum(cell_w)[:-1]]
+            first_bin = np.floor(before * n_bins / total)
+            last_bin = np.floor(np.minimum(before + cell_w, total) * n_bins / total - 1e-12)
+            boundary_weight = float(cell_w[last_bin > first_bin].sum())
+        rows = [("brier", res), ("auroc", 0.5 * self.tied_pair_share),
+                ("ece", res / 2 + 2 * boundary_weight / total)]
+        e_total = r.neg_weight
+        for b in budgets:
+            if e_total == 0 or not float(total).is_integer():
+                rows.append((f"ecarb@{b:g}", math.nan))
+                continue
+            n = int(total)
+            k = review_count(b, n)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+                _, pes, _, _ = _ecarb_value(r, b, "pessimistic")
+                _, opt, _, _ = _ecarb_value(r, b, "optimistic")
+            rows.append((f"ecarb@{b:g}", float(Fraction(opt - pes) * n / (k * int(e_total)))))
+        return pd.DataFrame(rows, columns=["metric", "bound"])
+
+    # -- serialisation -------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """A versioned little-endian binary form (no pickle), documented in docs/scaling.md.
+
+        Header (32 bytes): magic ``b"CCSK"``, uint16 version (1), uint16 flags (bit 0:
+        weighted), float64 resolution (NaN for none), uint64 number of cells, uint64 rows.
+        Then per cell, column by column: float64 values, int64 correct counts, int64
+        incorrect counts, and if weighted float64 correct and incorrect weights.
+        """
+        flags = _FLAG_WEIGHTED if self.weighted else 0
+        res = math.nan if self.resolution is None else float(self.resolution)
+        parts = [_HEADER.pack(_MAGIC, _VERSION, flags, res, self.values.shape[0], self.n),
+                 self.values.astype("<f8").tobytes(), self.n_correct.astype("<i8").tobytes(),
+                 self.n_incorrect.astype("<i8").tobytes()]
+        if self.weighted:
+            parts += [self._w(True).astype("<f8").tobytes(), self._w(False).astype("<f8").tobytes()]
+        return b"".join(parts)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CalibrationSketch:
+        """Read :meth:`to_bytes` output; refuses other magic, versions or truncated data."""
+        if len(data) < _HEADER.size:
+            raise ValidationError(f"data must hold a sketch header of {_HEADER.size} bytes; "
+                                  f"found {len(data)} bytes")
+        magic, version, flags, res, cells, n_rows = _HEADER.unpack_from(data)
+        if magic != _MAGIC:
+            raise ValidationError(f"data must start with {_MAGIC!r}; found {magic!r}")
+        if version != _VERSION:
+            raise ValidationError(f"sketch format version must be {_VERSION}; found {version}")
+        weighted = bool(flags & _FLAG_WEIGHTED)
+        expected = _HEADER.size + cells * 8 * (5 if weighted else 3)
+        if len(data) != expected:
+            raise ValidationError(f"data must be {expected} bytes for {cells} cells; "
+                                  f"found {len(data)}")
+        cols = [np.frombuffer(data, dtype=dt, count=cells, offset=_HEADER.size + i * cells * 8)
+                .astype(dt[1:]) for i, dt in enumerate(
+                    ["<f8", "<i8", "<i8"] + (["<f8", "<f8"] if weighted else []))]
+        sketch = cls(cols[0], cols[1], cols[2], cols[3] if weighted else None,
+                     cols[4] if weighted else None, None if math.isnan(res) else res)
+        if sketch.n != n_rows:
+            raise ValidationError(f"sketch header says {n_rows} rows; its cells hold {sketch.n}")
+        return sketch
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CalibrationSketch):
+            return NotImplemented
+        same_w = (self.weighted == other.weighted) and (not self.weighted or (
+            np.array_equal(self._w(True), other._w(True))
+            and np.array_equal(self._w(False), other._w(False))))
+        return (self.resolution == other.resolution and same_w
+                and np.array_equal(self.values, other.values)
+                and np.array_equal(self.n_correct, other.n_correct)
+                and np.array_equal(self.n_incorrect, other.n_incorrect))
+
+    __hash__ = None  # type: ignore[assignment]
