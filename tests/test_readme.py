@@ -29,7 +29,7 @@ def test_quickstart_has_exactly_the_two_commands_and_ci_runs_the_test_one():
     text = README.read_text()
     quickstart = text.split("## Quickstart", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     commands = [line for line in quickstart.splitlines() if line.strip()]
-    assert commands == ["pip install -e . && python examples/calibration_report.py",
+    assert commands == ['pip install -e ".[cli]" && confcal demo',
                         'pip install -e ".[test]" && python -m pytest']
     ci = (README.parent / ".ci" / "run").read_text()
     assert commands[1] in ci.splitlines()

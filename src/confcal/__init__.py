@@ -23,6 +23,7 @@ from .calibrators import (
 )
 from .comparators import Date, Exact, Number, Text, parse_date, parse_number
 from .confidence import aggregate_logprobs, parse_topk
+from .datasets import load_demo
 from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
 from .matching import match_items
 from .metrics import (
@@ -39,6 +40,7 @@ from .metrics import (
     review_count,
 )
 from .routing import budget_for_residual_error, threshold_for_accuracy
+from .report import compare_runs, write_report
 from .schema import Field, Items, Schema
 from .sketch import CalibrationSketch
 from .scoring import ExtractionResult, score_documents
@@ -69,10 +71,12 @@ __all__ = [
     "brier",
     "budget_for_residual_error",
     "calibration_report",
+    "compare_runs",
     "ecarb",
     "ecarb_ceiling",
     "ecarb_curve",
     "ece",
+    "load_demo",
     "mce",
     "match_items",
     "parse_date",
@@ -82,4 +86,5 @@ __all__ = [
     "review_count",
     "score_documents",
     "threshold_for_accuracy",
+    "write_report",
 ]

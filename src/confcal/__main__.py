@@ -1,0 +1,8 @@
+"""``python -m confcal``: the ``confcal`` command (see :mod:`confcal.cli`)."""
+
+from __future__ import annotations
+
+from .cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

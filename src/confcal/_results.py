@@ -1,0 +1,26 @@
+"""Combining the scoring results of several runs or chunks into one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from .exceptions import ValidationError
+from .scoring import ExtractionResult
+
+
+def concat_results(results: Sequence[ExtractionResult]) -> ExtractionResult:
+    """One result whose entity table stacks the given ones, in order, and whose counts add.
+
+    ``counts["documents"]`` becomes the number of scored (document, run) pairs. Categorical
+    columns stay categorical when every table uses the same categories (one schema).
+    """
+    if not results:
+        raise ValidationError("results must hold at least one ExtractionResult; found 0")
+    entities = pd.concat([r.entities for r in results], ignore_index=True)
+    counts: dict[str, int] = {}
+    for r in results:
+        for key, value in r.counts.items():
+            counts[key] = counts.get(key, 0) + value
+    return ExtractionResult(entities=entities, counts=counts)

@@ -1,0 +1,402 @@
+"""The ``confcal`` command: score extractions, compare runs, write the report.
+
+::
+
+    confcal demo   [--out DIR] [--bootstrap N] [--budgets B,...] [--bins M] [--seed S]
+    confcal score  --schema fcc-invoice|SCHEMA.json --truth T --pred P [--meta KEY=VALUE ...]
+                   [--strict] -o OUT.parquet|OUT.csv
+    confcal report ENTITIES... [--by COL,...] [--budgets B,...] [--bins M] [--bootstrap N]
+                   [--seed S] [--title TEXT] -o DIR
+
+Every subcommand also takes ``--debug`` (a traceback with errors) and ``--progress`` (a
+progress bar even when stderr is not a terminal). Exit codes: 0 success, 1 a data error
+(unreadable or invalid input: the message says which file, line and rule; nothing is
+left half-written), 2 a usage error (bad options). ``python -m confcal`` is the same
+command. See docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .exceptions import ConfcalError
+
+__all__ = ["main"]
+
+PROGRESS_MIN_DOCUMENTS = 300
+"""On a terminal, a progress bar is shown when scoring more documents than this."""
+
+_CHUNK = 100  # documents per scoring call while a progress bar is shown
+_SCHEMAS = ("fcc-invoice",)
+_ENTITY_SUFFIXES = (".parquet", ".csv", ".csv.gz")
+_DEMO_NOTE = ("The demo corpus is synthetic: 75 invented FCC-style invoices and four "
+              "simulated extractors at four degradation tiers (confcal.datasets). No real "
+              "document, advertiser or model is involved.")
+
+
+class _DataError(ConfcalError):
+    """An input problem found by the command itself (a file, a line, a doc id)."""
+
+
+# ----------------------------------------------------------------------------- parsing
+def _budgets(text: str) -> tuple[float, ...]:
+    from ._validation import check_budgets
+
+    try:
+        values = tuple(float(part) for part in text.split(","))
+        return check_budgets(values, "--budgets")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"must be comma-separated numbers in (0, 1] such as 0.1,0.3; found {text!r}"
+            + (f" ({exc})" if isinstance(exc, ConfcalError) else "")) from None
+
+
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}; found {text!r}")
+        return value
+    return parse
+
+
+def _columns(text: str) -> tuple[str, ...]:
+    columns = tuple(part.strip() for part in text.split(","))
+    if not all(columns):
+        raise argparse.ArgumentTypeError(
+            f"must be comma-separated column names such as model,tier; found {text!r}")
+    return columns
+
+
+def _meta(text: str) -> tuple[str, str]:
+    from .scoring import ENTITY_COLUMNS
+
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"must be KEY=VALUE; found {text!r}")
+    if key in ENTITY_COLUMNS:
+        raise argparse.ArgumentTypeError(
+            f"KEY must not be an entity-table column ({', '.join(ENTITY_COLUMNS)}); "
+            f"found {key!r}")
+    return key, value
+
+
+def _entities_path(text: str) -> Path:
+    if not text.lower().endswith(_ENTITY_SUFFIXES):
+        raise argparse.ArgumentTypeError(
+            f"must end in {', '.join(_ENTITY_SUFFIXES)}; found {text!r}")
+    return Path(text)
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: given before or after the subcommand, neither default overwrites the other
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an error")
+    common.add_argument("--progress", action="store_true", default=argparse.SUPPRESS,
+                        help="show a progress bar on stderr even when it is not a terminal")
+    parser = argparse.ArgumentParser(
+        prog="confcal", parents=[common],
+        description="Can you trust the confidence? Score document extractions against "
+                    "ground truth and compare how well each run's confidence separates "
+                    "right from wrong (WOA, F1, AUROC, ECE, Brier, ECARB).",
+        epilog="Exit codes: 0 success, 1 data error, 2 usage error. Docs: docs/cli.md")
+    parser.add_argument("--version", action="version", version=f"confcal {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def report_options(p: argparse.ArgumentParser, bootstrap: int) -> None:
+        p.add_argument("--budgets", type=_budgets, default=(0.1, 0.3), metavar="B,...",
+                       help="ECARB review budgets (default 0.1,0.3)")
+        p.add_argument("--bins", type=_int_at_least(1), default=5, metavar="M",
+                       help="equal-mass bins of ECE (default 5, the paper's)")
+        p.add_argument("--bootstrap", type=_int_at_least(0), default=bootstrap, metavar="N",
+                       help=f"document resamples for the intervals, 0 for none "
+                            f"(default {bootstrap})")
+        p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+    demo = commands.add_parser(
+        "demo", parents=[common], help="score the bundled synthetic corpus and write the report",
+        description="Score the four simulated extractors of the bundled synthetic corpus at "
+                    "every degradation tier, print the comparison table and write the full "
+                    "report.")
+    demo.add_argument("--out", type=Path, default=Path("confcal-report"), metavar="DIR",
+                      help="report folder (default ./confcal-report)")
+    report_options(demo, bootstrap=200)
+
+    score = commands.add_parser(
+        "score", parents=[common], help="score predicted documents into an entity table",
+        description="Score predicted documents against ground truth and write the entity "
+                    "table (one row per scored leaf). T and P are JSONL files, one "
+                    '{"doc_id": ..., "document": {...}} per line (.gz allowed), or folders '
+                    "of <doc_id>.json files.")
+    score.add_argument("--schema", required=True, metavar="NAME|FILE",
+                       help=f"a built-in schema ({', '.join(_SCHEMAS)}) or a schema JSON file")
+    score.add_argument("--truth", required=True, type=Path, metavar="T",
+                       help="ground-truth documents")
+    score.add_argument("--pred", required=True, type=Path, metavar="P",
+                       help="predicted documents")
+    score.add_argument("--meta", type=_meta, action="append", default=[],
+                       metavar="KEY=VALUE", help="a column for every row, e.g. model=gpt-x "
+                                                 "(repeatable)")
+    score.add_argument("--strict", action="store_true",
+                       help="fail on a truth document without prediction or an unknown "
+                            "predicted field instead of counting them")
+    score.add_argument("-o", "--output", required=True, type=_entities_path, metavar="OUT",
+                       help="entity table to write: .parquet, .csv or .csv.gz")
+
+    report = commands.add_parser(
+        "report", parents=[common], help="compare runs from entity tables and write the report",
+        description="Compare runs from one or more entity tables (from confcal score): the "
+                    "metrics table with bootstrap intervals, reliability diagrams, AUROC vs. "
+                    "WOA, ECARB vs. budget, in report.html, report.md, metrics.csv and PNGs.")
+    report.add_argument("entities", nargs="+", type=_entities_path, metavar="ENTITIES",
+                        help="entity tables (.parquet, .csv, .csv.gz)")
+    report.add_argument("--by", type=_columns, default=None, metavar="COL,...",
+                        help="columns that tell runs apart (default: every metadata column)")
+    report_options(report, bootstrap=1000)
+    report.add_argument("--title", default="confcal report", help="report title")
+    report.add_argument("-o", "--out", required=True, type=Path, metavar="DIR",
+                        help="report folder")
+    return parser
+
+
+# ---------------------------------------------------------------------------- helpers
+class _Console:
+    """Messages on stderr, and a progress bar when one is wanted and tqdm is there."""
+
+    def __init__(self, stream: TextIO, forced: bool) -> None:
+        self.stream, self.forced = stream, forced
+
+    def say(self, message: str) -> None:
+        print(f"confcal: {message}", file=self.stream, flush=True)
+
+    def bar(self, total: int, unit: str) -> Any:
+        wanted = self.forced or (self.stream.isatty() and total > PROGRESS_MIN_DOCUMENTS)
+        if not wanted:
+            return None
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            if self.forced:
+                self.say("no progress bar: tqdm is not installed (pip install 'confcal[cli]')")
+            return None
+        return tqdm(total=total, unit=unit, file=self.stream, leave=False,
+                    dynamic_ncols=True)
+
+
+def _load_schema(name: str) -> Any:
+    from .exceptions import ValidationError
+    from .schema import Schema
+    from .schemas import FCC_INVOICE
+
+    if name == "fcc-invoice":
+        return FCC_INVOICE
+    path = Path(name)
+    if not path.is_file():
+        raise _DataError(f"--schema must be {' or '.join(_SCHEMAS)} or a schema JSON file; "
+                         f"found {name!r}, which is neither")
+    try:
+        return Schema.from_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, UnicodeDecodeError) as exc:
+        raise _DataError(f"{path}: {exc}") from None
+
+
+def _where(message: str, locations: Sequence[tuple[str, dict[Any, str]]]) -> str:
+    """Add where the document a scoring error names (``doc 'x', ...``) was read."""
+    if not message.startswith("doc "):
+        return message
+    found = [f"{side} at {where_of[doc_id]}" for side, where_of in locations
+             for doc_id in where_of
+             # the separator too: doc 1 must not claim the message of doc 10
+             if message.startswith((f"doc {doc_id!r},", f"doc {doc_id!r}:"))]
+    return f"{message} ({'; '.join(found)})" if found else message
+
+
+def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
+
+
+# ---------------------------------------------------------------------------- commands
+def _score(args: argparse.Namespace, console: _Console) -> int:
+    from ._results import concat_results
+    from .exceptions import ValidationError
+    from .io import _read_documents, write_entities
+    from .scoring import score_documents
+
+    schema = _load_schema(args.schema)
+    truths, truth_at = _read_documents(args.truth)
+    predictions, pred_at = _read_documents(args.pred)
+    stray = [d for d in predictions if d not in truths]
+    if stray:
+        raise _DataError(f"{pred_at[stray[0]]}: every predicted doc_id must be in the truth "
+                         f"({args.truth}); found {len(stray)} that are not, first "
+                         f"{stray[0]!r}")
+    meta = dict(args.meta)
+    metadata = {d: meta for d in truths} if meta else None
+    started = time.perf_counter()
+    ids = list(truths)
+    bar = console.bar(len(ids), "doc")
+    try:
+        results = []
+        for chunk in (_chunks(ids, _CHUNK) if bar is not None else iter([ids])):
+            results.append(score_documents(
+                schema, {d: truths[d] for d in chunk},
+                {d: predictions[d] for d in chunk if d in predictions},
+                metadata=None if metadata is None else {d: metadata[d] for d in chunk},
+                strict=args.strict))
+            if bar is not None:
+                bar.update(len(chunk))
+    except ValidationError as exc:
+        raise _DataError(_where(str(exc), [("truth", truth_at), ("prediction", pred_at)])
+                         ) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    result = concat_results(results) if len(results) > 1 else results[0]
+    write_entities(result.entities, args.output)
+    c = result.counts
+    print(f"scored {c['documents']:,} documents in {time.perf_counter() - started:.1f} s: "
+          f"{len(result.entities):,} entities (TP {c['TP']:,}, FD {c['FD']:,}, FA {c['FA']:,}, "
+          f"FN {c['FN']:,}, TN {c['TN']:,}), {c['without_confidence']:,} without confidence")
+    print(f"WOA {_fmt(result, 'woa')}, F1 {_fmt(result, 'f1')}")
+    for key, text in (
+            ("docs_missing_prediction",
+             "truth documents without a prediction (scored as all missing)"),
+            ("unknown_fields", "predicted fields not in the schema (ignored)"),
+            ("unscored_truth_fields", "truth fields not in the schema (ignored)")):
+        if c.get(key):
+            print(f"note: {c[key]:,} {text}")
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _fmt(result: Any, name: str) -> str:
+    import warnings
+
+    from .exceptions import UndefinedMetricWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        value = getattr(result, name)
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+def _print_table(runs: Any) -> None:
+    from .report import format_runs
+
+    point = runs[[c for c in runs.columns if not str(c).endswith(("_low", "_high"))]]
+    print(format_runs(point).to_string(index=False))
+
+
+def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: Any,
+           title: str, notes: Sequence[str]) -> int:
+    import warnings
+
+    from .exceptions import UndefinedMetricWarning
+    from .report import write_report
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedMetricWarning)
+        written = write_report(entities, args.out, by=by, budgets=args.budgets,
+                               n_bins=args.bins, bootstrap=args.bootstrap, seed=args.seed,
+                               title=title, notes=notes, status=console.say)
+    for w in caught:
+        if issubclass(w.category, UndefinedMetricWarning):
+            console.say(f"warning: {w.message}")
+    _print_table(written.runs)
+    if args.bootstrap:
+        print(f"\n95% intervals from {args.bootstrap} document resamples are in the report.")
+    print(f"\nreport: {written.html}")
+    return 0
+
+
+def _demo(args: argparse.Namespace, console: _Console) -> int:
+    from .datasets import load_demo
+
+    corpus = load_demo()
+    n_docs = len(corpus.truths) * len(corpus.runs)
+    console.say(f"scoring {len(corpus.runs)} runs of {len(corpus.truths)} synthetic invoices")
+    bar = console.bar(n_docs, "doc")
+    try:
+        result = corpus.score(progress=None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
+    return _write(result.entities, args, console, by=("model", "tier"),
+                  title="confcal demo: four simulated extractors on synthetic invoices",
+                  notes=[_DEMO_NOTE])
+
+
+def _report(args: argparse.Namespace, console: _Console) -> int:
+    import pandas as pd
+
+    from .io import read_entities
+
+    tables = [read_entities(path) for path in args.entities]
+    entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    return _write(entities, args, console, by=args.by, title=args.title, notes=())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``confcal`` command; returns the exit code (0 ok, 1 data error, 2 usage).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after ``confcal`` (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 success; 1 a data error, reported on stderr as ``confcal: error: ...`` naming
+        the file, line or document and the rule (a traceback too with ``--debug``); 2 a
+        usage error (argparse's message on stderr); 130 interrupted.
+
+    Examples
+    --------
+    >>> main(["--version"])  # doctest: +ELLIPSIS
+    confcal ...
+    0
+    >>> main(["report", "entities.txt", "-o", "out"])  # usage error; argparse says why on stderr
+    2
+    """
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command == "score":
+            keys = [key for key, _ in args.meta]
+            repeated = sorted({k for k in keys if keys.count(k) > 1})
+            if repeated:
+                parser.error(f"argument --meta: each KEY must be given once; found {repeated} "
+                             "more than once")
+    except SystemExit as exc:  # argparse: 0 after --help/--version, 2 on a usage error
+        return int(exc.code or 0)
+    debug = getattr(args, "debug", False)
+    console = _Console(sys.stderr, forced=getattr(args, "progress", False))
+    command = {"demo": _demo, "score": _score, "report": _report}[args.command]
+    try:
+        return command(args, console)
+    except KeyboardInterrupt:
+        console.say("interrupted; nothing was left half-written")
+        return 130
+    except (ConfcalError, ValueError, OSError) as exc:
+        if debug:
+            traceback.print_exc()
+        message = str(exc) if isinstance(exc, ConfcalError) or not isinstance(
+            exc, OSError) else f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+        print(f"confcal: error: {message}", file=sys.stderr)
+        return 1

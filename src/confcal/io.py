@@ -1,0 +1,423 @@
+"""Reading documents and writing entity tables, with errors that say where.
+
+Documents come as JSONL files (one ``{"doc_id": ..., "document": {...}}`` per line, gzip
+allowed) or folders of per-document JSON files; entity tables (the DataFrame of
+:func:`confcal.scoring.score_documents`) go to and come from Parquet or CSV. Every error
+names the file and the line (JSONL), file (folder) or row (entity table) where it was found.
+
+Writing is atomic: a file is written under a temporary name in its destination folder and
+renamed into place, so a failure never leaves a half-written table behind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._validation import is_missing
+from .exceptions import ValidationError
+from .scoring import OUTCOMES
+
+__all__ = [
+    "ENTITY_FORMATS",
+    "REQUIRED_ENTITY_COLUMNS",
+    "check_entities",
+    "read_documents",
+    "read_entities",
+    "write_entities",
+]
+
+ENTITY_FORMATS = (".parquet", ".csv", ".csv.gz")
+"""File suffixes :func:`write_entities` and :func:`read_entities` understand."""
+
+REQUIRED_ENTITY_COLUMNS: tuple[str, ...] = (
+    "doc_id", "field", "outcome", "correct", "confidence", "similarity", "weight",
+)
+"""The entity-table columns a report needs (WOA, F1 and the calibration metrics)."""
+
+_DOCUMENT_KEYS = frozenset({"doc_id", "document"})
+# Text columns of the entity table: raw values of any JSON type, written as text.
+_VALUE_COLUMNS = ("truth", "prediction")
+
+
+# ---------------------------------------------------------------------------- documents
+def _open_text(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a text file, gunzipped when the name ends in .gz."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as fh:  # type: ignore[operator]
+            for number, raw in enumerate(fh, start=1):
+                try:
+                    yield number, raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValidationError(
+                        f"{path}, line {number}: must be UTF-8 text; found an undecodable byte "
+                        f"at position {exc.start}") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise ValidationError(f"{path}: must be a readable gzip file; found {exc}") from None
+
+
+def _check_doc_id(doc_id: Any, where: str) -> None:
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or is_missing(doc_id):
+        raise ValidationError(
+            f"{where}: doc_id must be a non-empty string or an integer; found {doc_id!r}")
+
+
+def _read_jsonl(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
+    documents: dict[Any, Any] = {}
+    where_of: dict[Any, str] = {}
+    hint = (" (a .json file is read as JSONL, one document per line; for one JSON file per "
+            "document, give their folder)") if path.suffix == ".json" else ""
+    for number, line in _open_text(path):
+        if not line.strip():
+            continue  # blank lines carry no data
+        where = f"{path}, line {number}"
+        try:
+            record = json.loads(line.rstrip("\r\n"))
+        except json.JSONDecodeError as exc:
+            raise ValidationError(
+                f"{where}: must be valid JSON; found an error at column {exc.pos + 1}: "
+                f"{exc.msg}{hint}") from None
+        if not isinstance(record, dict) or record.keys() != _DOCUMENT_KEYS:
+            found = (f"keys {sorted(record)}" if isinstance(record, dict)
+                     else f"a JSON {type(record).__name__}")
+            raise ValidationError(
+                f'{where}: must be an object with exactly the keys "doc_id" and "document"; '
+                f"found {found}{hint}")
+        doc_id, document = record["doc_id"], record["document"]
+        _check_doc_id(doc_id, where)
+        if not isinstance(document, dict):
+            raise ValidationError(
+                f"{where}: document must be a JSON object of field names to values; found a "
+                f"JSON {type(document).__name__}")
+        if doc_id in documents:
+            raise ValidationError(
+                f"{where}: doc_id must be unique; found {doc_id!r} again (first at "
+                f"{where_of[doc_id].rsplit(', ', 1)[-1]})")
+        documents[doc_id] = document
+        where_of[doc_id] = where
+    return documents, where_of
+
+
+def _read_folder(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
+    entries = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+    others = [p.name for p in entries if not (p.is_file() and p.suffix == ".json")]
+    if others:
+        raise ValidationError(
+            f"{path}: a folder of documents must hold only <doc_id>.json files (hidden files "
+            f"aside); found {len(others)} other entries, first {others[0]!r}")
+    documents: dict[Any, Any] = {}
+    where_of: dict[Any, str] = {}
+    for file in entries:
+        try:
+            document = json.loads(file.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ValidationError(
+                f"{file}: must be UTF-8 text; found an undecodable byte at position "
+                f"{exc.start}") from None
+        except json.JSONDecodeError as exc:
+            raise ValidationError(
+                f"{file}: must be valid JSON; found an error at line {exc.lineno}, column "
+                f"{exc.colno}: {exc.msg}") from None
+        if not isinstance(document, dict):
+            raise ValidationError(
+                f"{file}: must hold one JSON object (the document); found a JSON "
+                f"{type(document).__name__}")
+        documents[file.stem] = document
+        where_of[file.stem] = str(file)
+    return documents, where_of
+
+
+def _read_documents(path: str | os.PathLike[str]) -> tuple[dict[Any, Any], dict[Any, str]]:
+    """Documents by doc id, and where each was read (file and line) for messages."""
+    path = Path(path)
+    if path.is_dir():
+        documents, where_of = _read_folder(path)
+    elif path.is_file():
+        documents, where_of = _read_jsonl(path)
+    else:
+        raise ValidationError(f"{path}: must be a JSONL file or a folder of JSON files; "
+                              "found nothing at that path")
+    if not documents:
+        raise ValidationError(f"{path}: must contain at least one document; found none")
+    return documents, where_of
+
+
+def read_documents(path: str | os.PathLike[str]) -> dict[Any, dict[str, Any]]:
+    """Read documents from a JSONL file or a folder of per-document JSON files.
+
+    Parameters
+    ----------
+    path : path-like
+        A JSONL file (gzip-compressed when the name ends in ``.gz``) whose every non-blank
+        line is ``{"doc_id": ..., "document": {...}}``, or a folder of ``<doc_id>.json``
+        files each holding one document (hidden files are skipped; any other entry is an
+        error, so nothing is skipped silently).
+
+    Returns
+    -------
+    dict
+        doc_id -> document, in file (or sorted file-name) order; ready for
+        :func:`confcal.scoring.score_documents`.
+
+    Raises
+    ------
+    ValidationError
+        Naming the file and line: invalid JSON, a line that is not an object with exactly
+        the keys ``doc_id`` and ``document``, a doc id that is not a non-empty string or an
+        integer, a repeated doc id, a document that is not an object, no documents.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "truth.jsonl"
+    ...     _ = path.write_text('{"doc_id": "inv-1", "document": {"Agency": "ACME"}}\\n'
+    ...                         '{"doc_id": "inv-2", "document": {"Agency": "Zenith"}\\n')
+    ...     read_documents(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: .../truth.jsonl, line 2: must be valid JSON; found an error at column 53: Expecting ',' delimiter
+    """
+    return _read_documents(path)[0]
+
+
+# ------------------------------------------------------------------------ entity tables
+def _suffix(path: Path) -> str:
+    name = path.name.lower()
+    return next((s for s in ENTITY_FORMATS if name.endswith(s)), path.suffix)
+
+
+def _as_text(value: Any) -> str | None:
+    if is_missing(value):
+        return None
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return repr(value)  # keep "100.0" distinct from the string "100"
+    return str(value)
+
+
+def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write an entity table to Parquet (``.parquet``) or CSV (``.csv``, ``.csv.gz``).
+
+    ``doc_id`` is written as text, and so are ``truth`` and ``prediction`` (values of any
+    JSON type; missing values stay empty/null), so one column never mixes types; the
+    other columns keep their types. The file is written under a temporary name and renamed
+    into place. Parquet needs ``pyarrow`` (the ``cli`` extra).
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from confcal.datasets import load_demo
+    >>> entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_entities(entities, pathlib.Path(tmp) / "entities.csv")
+    ...     len(read_entities(path)) == len(entities)
+    True
+    """
+    path = Path(path)
+    suffix = _suffix(path)
+    if suffix not in ENTITY_FORMATS:
+        raise ValidationError(
+            f"path must end in one of {', '.join(ENTITY_FORMATS)}; found {path.name!r}")
+    if not isinstance(entities, pd.DataFrame):
+        raise ValidationError(f"entities must be a pandas DataFrame; found "
+                              f"{type(entities).__name__}")
+    frame = entities.copy(deep=False)
+    frame["doc_id"] = frame["doc_id"].map(str) if "doc_id" in frame else None
+    for column in _VALUE_COLUMNS:
+        if column in frame:
+            frame[column] = pd.Series([_as_text(v) for v in frame[column]], dtype=object,
+                                      index=frame.index)
+    if suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401  (a clear message instead of pandas' ImportError)
+        except ImportError:
+            raise ValidationError(
+                f"{path}: writing Parquet needs pyarrow; found it not installed (pip install "
+                "'confcal[cli]', or write .csv)") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False, compression="gzip" if suffix == ".csv.gz" else None)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read an entity table written by :func:`write_entities` (or any tool) and check it.
+
+    The columns of :data:`REQUIRED_ENTITY_COLUMNS` must be present and valid (see
+    :func:`check_entities`); errors name the file, the column and the first offending
+    line (CSV, counting the header as line 1) or row (Parquet, 0-based).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``doc_id``, ``truth`` and ``prediction`` as text, ``field`` and ``outcome`` as text,
+        the numeric columns as numbers, other columns as read.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "entities.csv"
+    ...     _ = path.write_text("doc_id,field,outcome,correct,confidence,similarity,weight\\n"
+    ...                         "inv-1,Agency,TP,True,0.9,1.0,1.0\\n"
+    ...                         "inv-1,Rate,FD,False,1.5,0.0,1.0\\n")
+    ...     read_entities(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: .../entities.csv: column confidence must be empty or within [0, 1]; found 1 value breaking it, first on line 3 (1.5)
+    """
+    path = Path(path)
+    suffix = _suffix(path)
+    if suffix not in ENTITY_FORMATS:
+        raise ValidationError(
+            f"{path}: an entity table must end in one of {', '.join(ENTITY_FORMATS)}; "
+            f"found {path.name!r}")
+    if not path.is_file():
+        raise ValidationError(f"{path}: must be an entity table file; found nothing there")
+    text_columns = {c: str for c in ("doc_id", "field", "outcome", *_VALUE_COLUMNS)}
+    try:
+        if suffix == ".parquet":
+            try:
+                frame = pd.read_parquet(path)
+            except ImportError:
+                raise ValidationError(
+                    f"{path}: reading Parquet needs pyarrow; found it not installed (pip "
+                    "install 'confcal[cli]')") from None
+            row, offset = "row", 0
+        else:
+            # only an empty cell is missing: the texts "NA", "None" or "null" are values
+            frame = pd.read_csv(path, dtype=text_columns, keep_default_na=False,
+                                na_values=[""])
+            row, offset = "line", 2
+    except ValidationError:
+        raise
+    except (ValueError, OSError, EOFError, zlib.error) as exc:
+        raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}") from None
+    for column in ("field", "outcome"):
+        if column in frame and isinstance(frame[column].dtype, pd.CategoricalDtype):
+            frame[column] = frame[column].astype(object)
+    frame = frame.reset_index(drop=True)
+    return check_entities(frame, name=str(path), row=row, offset=offset)
+
+
+def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:
+    bad = np.flatnonzero(mask)
+    value = values[int(bad[0])]
+    if isinstance(value, np.generic):
+        value = value.item()
+    noun = "value" if bad.size == 1 else "values"
+    return f"found {bad.size} {noun} breaking it, first on {row} {int(bad[0]) + offset} ({value!r})"
+
+
+def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
+                   offset: int = 0) -> pd.DataFrame:
+    """Check an entity table for a report; returns it with ``correct`` as bool.
+
+    Rules: the columns of :data:`REQUIRED_ENTITY_COLUMNS` are present; ``doc_id`` has no
+    missing value; ``outcome`` is one of TP, FD, FA, FN, TN; ``correct`` is bool (or 0/1)
+    and true exactly for TP and TN; ``confidence`` is empty or within [0, 1];
+    ``similarity`` is within [0, 1]; ``weight`` is finite and > 0; at least one row.
+
+    Parameters
+    ----------
+    entities : pandas.DataFrame
+    name : str
+        What to call the table in messages (a file name).
+    row, offset : str, int
+        How rows are named in messages: ``row 0`` by default, ``line 2`` for the first data
+        row of a CSV file (``row="line", offset=2``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"doc_id": ["a", "a"], "field": ["Agency", "Rate"],
+    ...                       "outcome": ["TP", "FD"], "correct": [True, True],
+    ...                       "confidence": [0.9, 0.4], "similarity": [1.0, 0.0],
+    ...                       "weight": [1.0, 1.0]})
+    >>> check_entities(table)
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: entities: column correct must be true exactly for TP and TN outcomes; found 1 value breaking it, first on row 1 (True)
+    """
+    if not isinstance(entities, pd.DataFrame):
+        raise ValidationError(
+            f"{name} must be a pandas DataFrame (an entity table); found "
+            f"{type(entities).__name__}")
+    missing = [c for c in REQUIRED_ENTITY_COLUMNS if c not in entities.columns]
+    if missing:
+        raise ValidationError(
+            f"{name} must have the entity-table columns {list(REQUIRED_ENTITY_COLUMNS)}; "
+            f"found {len(missing)} missing: {missing}")
+    if len(entities) == 0:
+        raise ValidationError(f"{name} must have at least one row; found 0")
+    frame = entities.reset_index(drop=True)
+    doc_id = frame["doc_id"].to_numpy(dtype=object)
+    bad = np.fromiter((is_missing(v) for v in doc_id), dtype=bool, count=len(doc_id))
+    if bad.any():
+        raise ValidationError(
+            f"{name}: column doc_id must not be empty; {_first(bad, doc_id, row, offset)}")
+    outcome = frame["outcome"].astype(object).to_numpy()
+    bad = ~np.isin(outcome, np.array(OUTCOMES, dtype=object))
+    if bad.any():
+        raise ValidationError(
+            f"{name}: column outcome must be one of {', '.join(OUTCOMES)}; "
+            f"{_first(bad, outcome, row, offset)}")
+    correct = frame["correct"].to_numpy()
+    if correct.dtype != bool:
+        numeric = pd.to_numeric(frame["correct"], errors="coerce").to_numpy(dtype=float)
+        bad = ~((numeric == 0) | (numeric == 1))
+        if bad.any():
+            raise ValidationError(
+                f"{name}: column correct must be true/false (or 1/0); "
+                f"{_first(bad, correct, row, offset)}")
+        correct = numeric == 1
+    bad = correct != np.isin(outcome, np.array(["TP", "TN"], dtype=object))
+    if bad.any():
+        raise ValidationError(
+            f"{name}: column correct must be true exactly for TP and TN outcomes; "
+            f"{_first(bad, correct, row, offset)}")
+    checks = (
+        ("confidence", "must be empty or within [0, 1]", True, lambda x: (x >= 0) & (x <= 1)),
+        ("similarity", "must be within [0, 1]", False, lambda x: (x >= 0) & (x <= 1)),
+        ("weight", "must be finite and > 0", False, lambda x: np.isfinite(x) & (x > 0)),
+    )
+    numbers: dict[str, np.ndarray] = {}
+    for column, rule, empty_ok, ok in checks:
+        raw = frame[column]
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        not_number = np.isnan(values) & ~raw.isna().to_numpy()
+        good = ok(values) | (np.isnan(values) & ~not_number if empty_ok else False)
+        if not good.all():
+            raise ValidationError(
+                f"{name}: column {column} {rule}; "
+                f"{_first(~good, raw.to_numpy(dtype=object), row, offset)}")
+        numbers[column] = values
+    out = frame.copy(deep=False)
+    out["correct"] = correct
+    for column, values in numbers.items():
+        out[column] = values
+    return out

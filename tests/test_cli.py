@@ -1,0 +1,319 @@
+"""The confcal command end to end: demo, score, report, and what happens on bad input.
+
+The end-to-end tests run ``python -m confcal`` in a subprocess (as a user or a CI job
+would); the many small error cases call ``confcal.cli.main`` in-process, which parses and
+reports exactly the same way.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import confcal
+from confcal.cli import main
+from confcal.datasets import _generate
+from confcal.io import read_entities
+from confcal.report import compare_runs
+from confcal.schemas import FCC_INVOICE
+from confcal.scoring import score_documents
+
+DATA = Path(_generate.__file__).with_name("data")
+XSS = "<script>alert(1)</script>"
+N_DOCS = 20
+
+
+def _env() -> dict[str, str]:
+    # the subprocess imports the same confcal as this test process, wherever it lives
+    src = str(Path(confcal.__file__).parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+
+
+def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "confcal", *map(str, args)], cwd=cwd,
+                          env=_env(), capture_output=True, text=True, timeout=300, check=False)
+
+
+def _records(name: str) -> list[dict]:
+    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh][:N_DOCS]
+
+
+def _write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> dict[str, Path]:
+    """20 demo invoices, two runs; the second holds a confidently wrong script."""
+    root = tmp_path_factory.mktemp("inputs")
+    hostile = _records("predictions/sim-logprob__high.jsonl.gz")
+    # as confident as can be, on the first invoice: first among the most confident errors
+    hostile[0]["document"]["Agency"] = {"value": XSS, "confidence": 1.0}
+    return {
+        "truth": _write_jsonl(root / "truth.jsonl", _records("truth.jsonl.gz")),
+        "calibrated": _write_jsonl(root / "calibrated.jsonl",
+                                   _records("predictions/sim-calibrated__clean.jsonl.gz")),
+        "hostile": _write_jsonl(root / "hostile.jsonl", hostile),
+    }
+
+
+def _no_traceback(done: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+# ------------------------------------------------------------------------- end to end
+def test_demo_scores_every_extractor_and_writes_the_report(tmp_path):
+    done = run("demo", "--out", "out", "--bootstrap", "10", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    _no_traceback(done)
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:5] == ["model", "tier", "docs", "entities", "no"]
+    table = [line for line in lines if line.strip().startswith("sim-")]
+    assert len(table) == 16  # 4 extractors x 4 tiers
+    assert {line.split()[0] for line in table} == {"sim-calibrated", "sim-overconfident",
+                                                   "sim-verbalized", "sim-logprob"}
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "auroc_vs_woa.png", "ecarb_curve.png", "metrics.csv", "reliability.png",
+        "report.html", "report.md"]
+    assert f"report: {Path('out') / 'report.html'}" in done.stdout
+    metrics = pd.read_csv(out / "metrics.csv")
+    assert len(metrics) == 16 and "auroc_low" in metrics.columns
+    assert "synthetic" in (out / "report.html").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging left over
+
+
+def test_score_then_report_end_to_end(inputs, tmp_path):
+    done = run("score", "--schema", "fcc-invoice", "--truth", inputs["truth"], "--pred",
+               inputs["calibrated"], "--meta", "model=calibrated", "--meta", "tier=clean",
+               "-o", "a.parquet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"scored {N_DOCS} documents" in done.stdout and "wrote a.parquet" in done.stdout
+    done = run("score", "--schema", "fcc-invoice", "--truth", inputs["truth"], "--pred",
+               inputs["hostile"], "--meta", "model=logprob", "--meta", "tier=high",
+               "-o", "b.csv", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = run("report", "a.parquet", "b.csv", "--by", "model", "--budgets", "0.2,0.4",
+               "--bins", "4", "--bootstrap", "20", "-o", "rep", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    _no_traceback(done)
+    metrics = pd.read_csv(tmp_path / "rep" / "metrics.csv")
+    assert metrics["model"].tolist() == ["calibrated", "logprob"]
+    # the same numbers as scoring and comparing in the library (Parquet and CSV round trips
+    # lose nothing the metrics need)
+    truths = {r["doc_id"]: r["document"] for r in map(json.loads, inputs["truth"].open())}
+    expected = []
+    for name, model in (("calibrated", "calibrated"), ("hostile", "logprob")):
+        preds = {r["doc_id"]: r["document"] for r in map(json.loads, inputs[name].open())}
+        expected.append(score_documents(FCC_INVOICE, truths, preds,
+                                        metadata={d: {"model": model} for d in truths}).entities)
+    library = compare_runs(pd.concat(expected), by="model", budgets=(0.2, 0.4), n_bins=4,
+                           bootstrap=20)
+    pd.testing.assert_frame_equal(metrics, library, check_dtype=False)
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "<script" not in page.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_bad_json_on_line_17_is_reported_as_such(inputs, tmp_path):
+    lines = inputs["hostile"].read_text().splitlines(keepends=True)
+    lines[16] = lines[16].replace('"document": {', '"document": {,', 1)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(lines))
+    done = run("score", "--schema", "fcc-invoice", "--truth", inputs["truth"], "--pred", bad,
+               "-o", "out.parquet", cwd=tmp_path)
+    assert done.returncode == 1
+    _no_traceback(done)
+    assert done.stderr.startswith(f"confcal: error: {bad}, line 17: must be valid JSON; found "
+                                  "an error at column")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]  # nothing written
+
+
+def test_bad_entity_table_fails_before_writing_anything(inputs, tmp_path):
+    truths = {r["doc_id"]: r["document"] for r in map(json.loads, inputs["truth"].open())}
+    preds = {r["doc_id"]: r["document"] for r in map(json.loads, inputs["calibrated"].open())}
+    entities = score_documents(FCC_INVOICE, truths, preds).entities
+    entities.loc[40, "confidence"] = 1.5
+    entities.to_csv(tmp_path / "entities.csv", index=False)
+    done = run("report", "entities.csv", "-o", "rep", cwd=tmp_path)
+    assert done.returncode == 1
+    _no_traceback(done)
+    # CSV line numbers count the header: row 40 is on line 42
+    assert done.stderr.strip() == (
+        "confcal: error: entities.csv: column confidence must be empty or within [0, 1]; "
+        "found 1 value breaking it, first on line 42 (1.5)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["entities.csv"]
+
+
+def test_usage_error_exits_2_and_version_runs(tmp_path):
+    done = run("report", "entities.txt", "-o", "rep", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "must end in .parquet, .csv, .csv.gz; found 'entities.txt'" in done.stderr
+    done = run("--version", cwd=tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (0, f"confcal {confcal.__version__}")
+
+
+def test_console_script_is_declared():
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"] == {"confcal": "confcal.cli:main"}
+    assert {"matplotlib", "tqdm", "pyarrow"} <= {
+        dep.split(">")[0] for dep in pyproject["project"]["optional-dependencies"]["cli"]}
+
+
+# ------------------------------------------------------------------ in-process cases
+def _score(inputs: dict[str, Path], out: Path, *extra: str, truth: Path | None = None,
+           pred: Path | None = None) -> list[str]:
+    return ["score", "--schema", "fcc-invoice", "--truth", str(truth or inputs["truth"]),
+            "--pred", str(pred or inputs["calibrated"]), "-o", str(out), *extra]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["nonsense"], "invalid choice: 'nonsense'"),
+    (["demo", "--budgets", "0,2"], "must be comma-separated numbers in (0, 1]"),
+    (["demo", "--bins", "0"], "argument --bins: must be an integer >= 1; found '0'"),
+    (["demo", "--bootstrap", "many"], "must be an integer >= 0; found 'many'"),
+    (["score", "--schema", "fcc-invoice", "--truth", "t", "--pred", "p", "-o", "x.json"],
+     "must end in .parquet, .csv, .csv.gz; found 'x.json'"),
+    (["score", "--schema", "s", "--truth", "t", "--pred", "p", "-o", "x.csv", "--meta", "m"],
+     "argument --meta: must be KEY=VALUE; found 'm'"),
+    (["score", "--schema", "s", "--truth", "t", "--pred", "p", "-o", "x.csv", "--meta",
+      "correct=1"], "KEY must not be an entity-table column"),
+    (["score", "--schema", "s", "--truth", "t", "--pred", "p", "-o", "x.csv", "--meta", "m=a",
+      "--meta", "m=b"], "argument --meta: each KEY must be given once; found ['m']"),
+    (["score", "--schema", "s", "--pred", "p", "-o", "x.csv"],
+     "the following arguments are required: --truth"),
+    (["report", "a.csv", "--by", "model,,tier", "-o", "r"], "must be comma-separated column"),
+])
+def test_usage_errors_exit_2(args, message, capsys):
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def _error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.startswith("confcal: error: "), err
+    return err.strip()[len("confcal: error: "):]
+
+
+def test_data_errors_name_file_line_and_rule(inputs, tmp_path, capsys):
+    out = tmp_path / "out.csv"
+    records = [json.loads(line) for line in inputs["calibrated"].open()]
+
+    dup = _write_jsonl(tmp_path / "dup.jsonl", records[:3] + [records[1]])
+    assert main(_score(inputs, out, pred=dup)) == 1
+    assert _error(capsys) == (f"{dup}, line 4: doc_id must be unique; found 'fcc-002' again "
+                              "(first at line 2)")
+
+    stray = _write_jsonl(tmp_path / "stray.jsonl", records[:2] + [
+        {"doc_id": "inv-99", "document": {}}])
+    assert main(_score(inputs, out, pred=stray)) == 1
+    assert _error(capsys) == (f"{stray}, line 3: every predicted doc_id must be in the truth "
+                              f"({inputs['truth']}); found 1 that are not, first 'inv-99'")
+
+    shape = tmp_path / "shape.jsonl"
+    shape.write_text('{"doc_id": "fcc-001", "doc": {}}\n')
+    assert main(_score(inputs, out, pred=shape)) == 1
+    assert _error(capsys) == (f'{shape}, line 1: must be an object with exactly the keys '
+                              "\"doc_id\" and \"document\"; found keys ['doc', 'doc_id']")
+
+    records[4]["document"]["GrossTotal"] = {"value": "1.00", "confidence": 1.5}
+    conf = _write_jsonl(tmp_path / "conf.jsonl", records)
+    assert main(_score(inputs, out, pred=conf)) == 1
+    assert _error(capsys) == (
+        "doc 'fcc-005', field GrossTotal: confidence must be a number within [0, 1]; found "
+        f"1.5 (truth at {inputs['truth']}, line 5; prediction at {conf}, line 5)")
+
+    assert main(_score(inputs, out, truth=tmp_path / "missing.jsonl")) == 1
+    assert _error(capsys) == (f"{tmp_path / 'missing.jsonl'}: must be a JSONL file or a folder "
+                              "of JSON files; found nothing at that path")
+    assert not out.exists()
+
+
+def test_schema_files_are_read_and_checked(inputs, tmp_path, capsys):
+    schema = tmp_path / "schema.json"
+    schema.write_text(FCC_INVOICE.to_json())
+    out = tmp_path / "out.csv"
+    assert main(_score(inputs, out, "--schema", str(schema))) == 0
+    assert len(pd.read_csv(out)) > 0
+    schema.write_text('{"fields": {"Agency": {"kind": "feild"}}}')
+    assert main(_score(inputs, tmp_path / "other.csv", "--schema", str(schema))) == 1
+    assert _error(capsys) == (f"{schema}: schema.fields.Agency.kind must be one of 'field', "
+                              "'items'; found 'feild'")
+    assert main(_score(inputs, out, "--schema", "fcc-invoices")) == 1
+    assert "--schema must be fcc-invoice or a schema JSON file; found 'fcc-invoices'" in \
+        _error(capsys)
+
+
+def test_folders_of_json_files_score_like_jsonl(inputs, tmp_path, capsys):
+    folder = tmp_path / "truth"
+    folder.mkdir()
+    for record in map(json.loads, inputs["truth"].open()):
+        (folder / f"{record['doc_id']}.json").write_text(json.dumps(record["document"]))
+    assert main(_score(inputs, tmp_path / "a.csv")) == 0
+    assert main(_score(inputs, tmp_path / "b.csv", truth=folder)) == 0
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    (folder / "README.txt").write_text("notes")
+    assert main(_score(inputs, tmp_path / "c.csv", truth=folder)) == 1
+    assert _error(capsys) == (f"{folder}: a folder of documents must hold only <doc_id>.json "
+                              "files (hidden files aside); found 1 other entries, first "
+                              "'README.txt'")
+
+
+def test_progress_bar_only_when_asked_and_same_result(inputs, tmp_path, capsys):
+    assert main(_score(inputs, tmp_path / "plain.parquet")) == 0
+    assert "doc/s" not in capsys.readouterr().err  # not a terminal: no bar
+    assert main(_score(inputs, tmp_path / "bar.parquet", "--progress")) == 0
+    assert "doc/s" in capsys.readouterr().err  # tqdm's rate, on stderr
+    pd.testing.assert_frame_equal(read_entities(tmp_path / "plain.parquet"),
+                                  read_entities(tmp_path / "bar.parquet"))
+
+
+def test_strict_and_counted_missing_predictions(inputs, tmp_path, capsys):
+    few = _write_jsonl(tmp_path / "few.jsonl",
+                       [json.loads(line) for line in inputs["calibrated"].open()][:15])
+    assert main(_score(inputs, tmp_path / "a.csv", pred=few)) == 0
+    assert "note: 5 truth documents without a prediction (scored as all missing)" in \
+        capsys.readouterr().out
+    assert main(_score(inputs, tmp_path / "b.csv", "--strict", pred=few)) == 1
+    assert "every truth document must have a prediction (strict=True)" in _error(capsys)
+
+
+def test_debug_adds_the_traceback(inputs, tmp_path, capsys):
+    missing = str(tmp_path / "missing.jsonl")
+    assert main(["--debug", *_score(inputs, tmp_path / "o.csv", truth=Path(missing))]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err
+    assert err.strip().endswith("found nothing at that path")
+    # after the subcommand too
+    assert main([*_score(inputs, tmp_path / "o.csv", truth=Path(missing)), "--debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_report_refuses_a_folder_that_is_not_a_report(inputs, tmp_path, capsys):
+    assert main(_score(inputs, tmp_path / "e.csv", "--meta", "model=m")) == 0
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep me")
+    assert main(["report", str(tmp_path / "e.csv"), "--bootstrap", "0", "-o", str(mine)]) == 1
+    assert "must be new, empty or a previous confcal report" in _error(capsys)
+    assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.csv", "mine"]
+
+
+def test_error_locations_match_whole_doc_ids():
+    from confcal.cli import _where
+
+    message = "doc 10, field Agency: confidence must be a number within [0, 1]; found 2"
+    where = {1: "t.jsonl, line 1", 10: "t.jsonl, line 10"}
+    assert _where(message, [("truth", where)]) == f"{message} (truth at t.jsonl, line 10)"
