@@ -18,6 +18,7 @@ from .exceptions import ValidationError
 __all__ = [
     "check_budget",
     "check_budgets",
+    "check_calibration_data",
     "check_confidence",
     "check_consistent_length",
     "check_correct",
@@ -204,6 +205,19 @@ def check_groups(groups: Any, n: int, name: str = "groups") -> np.ndarray:
 
     codes, _ = pd.factorize(arr, sort=False)
     return codes.astype(np.int64)
+
+
+def check_calibration_data(correct: Any, confidence: Any, sample_weight: Any = None
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The boundary check of every (correct, confidence[, sample_weight]) function.
+
+    Returns ``(correct as bool, confidence as float64, weights as float64 or None)``.
+    """
+    y = check_correct(correct)
+    c = check_confidence(confidence)
+    check_consistent_length(correct=y, confidence=c)
+    w = None if sample_weight is None else check_sample_weight(sample_weight, c.shape[0])
+    return y, c, w
 
 
 def check_consistent_length(**arrays: np.ndarray) -> None:

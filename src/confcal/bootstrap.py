@@ -25,9 +25,7 @@ import pandas as pd
 from ._ranking import Ranking, _dot, pack_keys
 from ._validation import (
     check_budget,
-    check_confidence,
-    check_consistent_length,
-    check_correct,
+    check_calibration_data,
     check_groups,
     check_n_bins,
     check_option,
@@ -199,9 +197,7 @@ def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
     >>> bool(((ci.low <= ci.estimate) & (ci.estimate <= ci.high)).all())
     True
     """
-    y = check_correct(correct)
-    c = check_confidence(confidence)
-    check_consistent_length(correct=y, confidence=c)
+    y, c, _ = check_calibration_data(correct, confidence)
     codes = check_groups(groups, y.shape[0])
     metrics = _check_metrics(metrics)
     budget = check_budget(budget)

@@ -46,6 +46,7 @@ import pandas as pd
 from ._ranking import Ranking
 from ._validation import (
     _first_bad,
+    check_calibration_data,
     check_confidence,
     check_consistent_length,
     check_correct,
@@ -98,9 +99,7 @@ _C = TypeVar("_C")
 # shared helpers
 # ---------------------------------------------------------------------------------------
 def _prepare(correct: Any, confidence: Any) -> tuple[np.ndarray, np.ndarray]:
-    y = check_correct(correct)
-    c = check_confidence(confidence)
-    check_consistent_length(correct=y, confidence=c)
+    y, c, _ = check_calibration_data(correct, confidence)
     return y, c
 
 

@@ -32,13 +32,11 @@ from ._ranking import Ranking, _dot, scale_weights
 from ._validation import (
     check_budget,
     check_budgets,
-    check_confidence,
-    check_consistent_length,
+    check_calibration_data,
     check_correct,
     check_n_bins,
     check_option,
     check_positive_int,
-    check_sample_weight,
 )
 from .exceptions import UndefinedMetricWarning
 
@@ -66,15 +64,6 @@ _DEFAULT_CURVE_BUDGETS = tuple(i / 20 for i in range(1, 21))  # 0.05, 0.1, ..., 
 # ---------------------------------------------------------------------------------------
 # boundary helpers
 # ---------------------------------------------------------------------------------------
-def _prepare(correct: Any, confidence: Any, sample_weight: Any = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    y = check_correct(correct)
-    c = check_confidence(confidence)
-    check_consistent_length(correct=y, confidence=c)
-    w = None if sample_weight is None else check_sample_weight(sample_weight, c.shape[0])
-    return y, c, w
-
-
 def _undefined(metric: str, reason: str) -> float:
     warnings.warn(f"{metric} is undefined: {reason}; returning NaN",
                   UndefinedMetricWarning, stacklevel=3)
@@ -321,7 +310,7 @@ def auroc(correct: Any, confidence: Any, *, sample_weight: Any = None) -> float:
     >>> auroc([1, 1, 0, 0], [0.9, 0.6, 0.6, 0.3])
     0.875
     """
-    y, c, w = _prepare(correct, confidence, sample_weight)
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
     return _auroc(Ranking.from_arrays(y, c, w))
 
 
@@ -355,7 +344,7 @@ def ece(correct: Any, confidence: Any, *, n_bins: int = 5, binning: str = "quant
     >>> round(ece([0, 1, 1, 1], [0.2, 0.4, 0.6, 0.8], n_bins=2), 12)
     0.25
     """
-    y, c, w = _prepare(correct, confidence, sample_weight)
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
     r = Ranking.from_arrays(y, c, w)
@@ -375,7 +364,7 @@ def mce(correct: Any, confidence: Any, *, n_bins: int = 5, binning: str = "quant
     >>> round(mce([0, 1, 1, 1], [0.2, 0.4, 0.6, 0.8], n_bins=2), 12)
     0.3
     """
-    y, c, w = _prepare(correct, confidence, sample_weight)
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
     return _mce_from_bins(_bins(Ranking.from_arrays(y, c, w), n_bins, binning))
@@ -392,7 +381,7 @@ def brier(correct: Any, confidence: Any, *, sample_weight: Any = None) -> float:
     >>> round(brier([1, 0, 1], [0.9, 0.2, 0.5]), 12)
     0.1
     """
-    y, c, w = _prepare(correct, confidence, sample_weight)
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
     return _brier(y, c, w)
 
 
@@ -430,7 +419,7 @@ def ecarb(correct: Any, confidence: Any, *, budget: float = 0.3,
     >>> ecarb(correct, conf, budget=0.3)
     2.5
     """
-    y, c, _ = _prepare(correct, confidence)
+    y, c, _ = check_calibration_data(correct, confidence)
     budget = check_budget(budget)
     ties = check_option(ties, "ties", TIES)
     r = Ranking.from_arrays(y, c)
@@ -482,7 +471,7 @@ def ecarb_curve(correct: Any, confidence: Any, *, budgets: Sequence[float] | Non
     >>> curve[["budget", "k", "errors_caught", "ecarb"]].values.tolist()
     [[0.25, 1.0, 1.0, 2.0], [0.5, 2.0, 1.0, 1.0], [1.0, 4.0, 2.0, 1.0]]
     """
-    y, c, _ = _prepare(correct, confidence)
+    y, c, _ = check_calibration_data(correct, confidence)
     budgets = check_budgets(_DEFAULT_CURVE_BUDGETS if budgets is None else budgets)
     ties = check_option(ties, "ties", TIES)
     r = Ranking.from_arrays(y, c)
@@ -540,7 +529,7 @@ def reliability_bins(correct: Any, confidence: Any, *, n_bins: int = 10,
     0    0    0.0    0.5      2              0.3       0.5 -0.2
     1    1    0.5    1.0      2              0.7       1.0 -0.3
     """
-    y, c, w = _prepare(correct, confidence, sample_weight)
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
     min_count = check_positive_int(min_count, "min_count", 0)
@@ -619,7 +608,7 @@ def calibration_report(correct: Any, confidence: Any, *,
     >>> rep.auroc, round(rep.ece, 12), rep.ecarb[0.25], rep.ecarb_ceiling[0.25]
     (1.0, 0.25, 4.0, 4.0)
     """
-    y, c, _ = _prepare(correct, confidence)
+    y, c, _ = check_calibration_data(correct, confidence)
     budgets = check_budgets(budgets)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)

@@ -27,9 +27,7 @@ import numpy as np
 
 from ._ranking import Ranking
 from ._validation import (
-    check_confidence,
-    check_consistent_length,
-    check_correct,
+    check_calibration_data,
     check_option,
     check_probability,
 )
@@ -67,9 +65,7 @@ class BudgetResult(NamedTuple):
 
 
 def _prepare(correct: Any, confidence: Any) -> Ranking:
-    y = check_correct(correct)
-    c = check_confidence(confidence)
-    check_consistent_length(correct=y, confidence=c)
+    y, c, _ = check_calibration_data(correct, confidence)
     return Ranking.from_arrays(y, c)
 
 

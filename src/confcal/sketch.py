@@ -29,12 +29,9 @@ import pandas as pd
 from ._ranking import Ranking, Weights, _dot, pack_keys
 from ._validation import (
     check_budgets,
-    check_confidence,
-    check_consistent_length,
-    check_correct,
+    check_calibration_data,
     check_n_bins,
     check_option,
-    check_sample_weight,
 )
 from .exceptions import UndefinedMetricWarning, ValidationError
 from .metrics import (
@@ -43,8 +40,8 @@ from .metrics import (
     _auroc,
     _bins,
     _bins_frame,
-    _ece_from_bins,
     _ecarb_value,
+    _ece_from_bins,
     _mce_from_bins,
     _undefined,
     review_count,
@@ -145,10 +142,7 @@ class CalibrationSketch:
     def from_arrays(cls, correct: Any, confidence: Any, *, sample_weight: Any = None,
                     resolution: float | None = None) -> CalibrationSketch:
         """Summarise arrays; the same validation (and errors) as the array metrics."""
-        y = check_correct(correct)
-        c = check_confidence(confidence)
-        check_consistent_length(correct=y, confidence=c)
-        w = None if sample_weight is None else check_sample_weight(sample_weight, c.shape[0])
+        y, c, w = check_calibration_data(correct, confidence, sample_weight)
         m = _check_resolution(resolution)
         if m is not None:
             c = _snap(c, m)
@@ -207,7 +201,7 @@ class CalibrationSketch:
         merged, inverse = np.unique(values, return_inverse=True)
 
         def add(a: np.ndarray, b: np.ndarray, dtype: type) -> np.ndarray:
-            out = np.zeros(merged.shape[0], dtype=dtype)
+            out: np.ndarray = np.zeros(merged.shape[0], dtype=dtype)
             np.add.at(out, inverse, np.concatenate([a, b]).astype(dtype))
             return out
 
