@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from . import calibrators, confidence, routing, schemas
+from . import calibrators, confidence, docqa, routing, schemas
 from .bootstrap import bootstrap_ci
 from .calibrators import (
     HistogramBinning,
@@ -24,6 +24,14 @@ from .calibrators import (
 from .comparators import Date, Exact, Number, Text, parse_date, parse_number
 from .confidence import aggregate_logprobs, parse_topk
 from .datasets import load_demo
+from .docqa import (
+    LLMJudge,
+    RuleJudge,
+    Verdict,
+    accuracy_table,
+    judge_agreement,
+    judge_records,
+)
 from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
 from .matching import match_items
 from .metrics import (
@@ -58,13 +66,17 @@ __all__ = [
     "HistogramBinning",
     "IsotonicCalibration",
     "Items",
+    "LLMJudge",
     "Number",
     "PlattScaling",
+    "RuleJudge",
     "Schema",
     "TemperatureScaling",
     "Text",
     "UndefinedMetricWarning",
     "ValidationError",
+    "Verdict",
+    "accuracy_table",
     "aggregate_logprobs",
     "auroc",
     "bootstrap_ci",
@@ -76,6 +88,8 @@ __all__ = [
     "ecarb_ceiling",
     "ecarb_curve",
     "ece",
+    "judge_agreement",
+    "judge_records",
     "load_demo",
     "mce",
     "match_items",
