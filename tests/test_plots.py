@@ -134,3 +134,16 @@ def test_import_is_lazy_and_drawing_never_touches_pyplot():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["FigureCanvasAgg", "False"]
+
+
+def test_quantile_diagram_with_tied_bins_draws():
+    # seven 0.7s: their mean is 0.7 * 7 / 7 = 0.6999999999999999, one ulp below the bin's
+    # lower edge 0.7; the error bar must not go negative (matplotlib raises on that).
+    pytest.importorskip("matplotlib")
+    from confcal.plots import reliability_diagram
+
+    confidence = [0.1] * 3 + [0.7] * 7
+    correct = [1, 0, 1, 1, 1, 1, 0, 1, 1, 1]
+    assert np.mean(np.full(7, 0.7)) != 0.7
+    fig = reliability_diagram(correct, confidence, binning="quantile", n_bins=5, min_count=1)
+    assert fig.axes

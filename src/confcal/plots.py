@@ -145,7 +145,12 @@ def reliability_diagram(correct: Any, confidence: Any, *, n_bins: int = 10,
         x_text = centre
     else:
         x = shown["mean_confidence"].to_numpy()
-        ax.errorbar(x, shown["accuracy"], xerr=[x - shown["lower"], shown["upper"] - x],
+        # A bin of equal confidences has lower == upper == its mean, but the mean is a sum
+        # divided by a count and can land one ulp outside; matplotlib refuses negative
+        # error bars, so the bar lengths are floored at zero (a drawing matter only).
+        left = np.maximum(x - shown["lower"].to_numpy(), 0.0)
+        right = np.maximum(shown["upper"].to_numpy() - x, 0.0)
+        ax.errorbar(x, shown["accuracy"], xerr=[left, right],
                     fmt="o", color=_ACCENT, capsize=2, label="accuracy (bin range)")
         x_text = x
     # counts sit above the taller of the bar and its gap, so neither hides them

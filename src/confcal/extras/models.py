@@ -34,11 +34,28 @@ from datetime import timezone
 from http.client import HTTPException
 from typing import Any
 
-from ..exceptions import ConfcalError, ValidationError
+from ..exceptions import ValidationError
+from ._errors import ModelError
 
 __all__ = [
+    "MAX_IMAGE_SIZE",
+    "MODALITIES",
     "RETRY_STATUSES",
+    "STRATEGIES",
+    "AnthropicClient",
+    "BedrockClient",
+    "ChatClient",
     "ChatCompletionsClient",
+    "ChatRequest",
+    "ChatResponse",
+    "ExtractionRun",
+    "ModelAnswerError",
+    "ModelCallError",
+    "OpenAICompatibleClient",
+    "build_request",
+    "extract_logprob",
+    "extract_verbalized",
+    "run_extraction",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -51,10 +68,6 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 """HTTP statuses worth retrying: timeouts, conflicts, rate limits and server errors."""
 
 _EXCERPT = 300  # characters of a server's error body quoted in an error message
-
-
-class ModelError(ConfcalError):
-    """A chat model could not be asked or did not answer."""
 
 
 class ModelHTTPError(ModelError):
@@ -355,3 +368,27 @@ class ChatCompletionsClient:
                 f"(finish_reason {reason!r})")
         return content
 
+
+# The ConfBench model-calling layer (issue 7) lives in clients.py and extraction.py and is
+# re-exported here, so `confcal.extras.models` is the one import for calling models. These
+# imports come last so that this module's own names exist first.
+from .clients import (  # noqa: E402
+    AnthropicClient,
+    BedrockClient,
+    ChatClient,
+    ChatRequest,
+    ChatResponse,
+    ModelCallError,
+    OpenAICompatibleClient,
+)
+from .extraction import (  # noqa: E402
+    MAX_IMAGE_SIZE,
+    MODALITIES,
+    STRATEGIES,
+    ExtractionRun,
+    ModelAnswerError,
+    build_request,
+    extract_logprob,
+    extract_verbalized,
+    run_extraction,
+)

@@ -1,0 +1,696 @@
+"""Ask a model for an extraction with confidence: verbalized top-K or token log-probabilities.
+
+The ConfBench protocol asks each model for every field of a document, under three input
+modalities, with two kinds of confidence:
+
+* **Modality** is chosen by which inputs are given: OCR only (``ocr=`` a list of
+  ``(word, confidence)`` pairs in reading order), image only (``image=``), or both.
+  Images are scaled down to fit 1200 x 1000 pixels (width x height, :data:`MAX_IMAGE_SIZE`)
+  keeping their aspect ratio, and sent as PNG.
+* **Verbalized** (:func:`extract_verbalized`): the 1S-TopK prompt asks, in one step and
+  without reasoning, for the top-k candidate values of every field (line items included)
+  with a probability each; the answer is read by :func:`confcal.confidence.parse_topk`.
+* **Log-probability** (:func:`extract_logprob`): greedy decoding of a plain JSON answer
+  with each token's log-probability and its top alternatives (OpenAI-compatible
+  endpoints); every value's tokens are found by
+  :func:`confcal.confidence.value_token_spans` and aggregated
+  (:func:`confcal.confidence.confidences_from_logprobs`).
+
+:func:`run_extraction` does this for a corpus: bounded concurrency, a progress bar, the
+clients' retries, and an on-disk cache of raw answers keyed by (model, prompt, image
+hash), so that an interrupted run resumes without paying twice. The result feeds
+:func:`confcal.scoring.score_documents` directly.
+
+Examples
+--------
+>>> from confcal.schemas import FCC_INVOICE
+>>> request = build_request(FCC_INVOICE, strategy="verbalized",
+...                         ocr=[("ACME", 0.98), ("Media", 0.91)])
+>>> "top 4 candidate values" in request.text, request.images
+(True, ())
+>>> print(request.text.splitlines()[-2])
+ACME	0.98
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import io
+import json
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_option, check_positive_int, is_missing
+from ..comparators import Date, Exact, Number, Text
+from ..confidence import METHODS, confidences_from_logprobs, parse_topk
+from ..exceptions import ConfcalError, ValidationError
+from ..schema import Field, Items, Schema
+from ..schemas import FCC_INVOICE
+from .clients import ChatClient, ChatRequest, ChatResponse, ModelCallError
+
+__all__ = [
+    "MAX_IMAGE_SIZE",
+    "MODALITIES",
+    "STRATEGIES",
+    "ExtractionRun",
+    "ModelAnswerError",
+    "build_request",
+    "extract_logprob",
+    "extract_verbalized",
+    "run_extraction",
+]
+
+MODALITIES: tuple[str, ...] = ("ocr", "image", "ocr+image")
+"""Input modalities: OCR words only, the page image only, or both."""
+
+STRATEGIES: tuple[str, ...] = ("verbalized", "logprob")
+"""Confidence strategies: verbalized top-K (1S-TopK) or token log-probabilities."""
+
+MAX_IMAGE_SIZE: tuple[int, int] = (1200, 1000)
+"""(width, height) an image is scaled down to fit, keeping its aspect ratio."""
+
+_EXTRA = "models"
+_SYSTEM = ("You extract structured data from business documents. Answer with one JSON "
+           "object and nothing else: no explanation, no reasoning, no code fence.")
+_CACHE_FORMAT = "confcal.extraction-cache"
+_CACHE_VERSION = 1
+_DEFAULT_MAX_TOKENS = 8192
+_DEFAULT_TOP_LOGPROBS = 5
+
+
+class ModelAnswerError(ConfcalError, ValueError):
+    """A model answered, but its answer cannot be read as a prediction.
+
+    Raised for an answer cut at ``max_tokens`` (``finish_reason == "length"``), text that
+    holds no valid JSON object in the requested form, or a log-probability answer without
+    log-probabilities. The message says which, and ``response`` keeps the answer.
+    """
+
+    def __init__(self, message: str, response: ChatResponse | None = None) -> None:
+        super().__init__(message)
+        self.response = response
+
+
+# ---------------------------------------------------------------------------------------
+# inputs
+# ---------------------------------------------------------------------------------------
+def _require(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"confcal.extras.extraction needs {module.split('.')[0]} for this; "
+                          f"install the extra with `pip install 'confcal[{_EXTRA}]'` ({exc})"
+                          ) from exc
+
+
+def _check_ocr(ocr: Any, name: str = "ocr") -> list[tuple[str, float]]:
+    if isinstance(ocr, (str, bytes, Mapping)) or not isinstance(ocr, Iterable):
+        raise ValidationError(f"{name} must be a list of (word, confidence) pairs in reading "
+                              f"order; found {type(ocr).__name__}")
+    pairs = []
+    for i, pair in enumerate(ocr):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValidationError(f"{name}[{i}] must be a (word, confidence) pair; found "
+                                  f"{pair!r:.80}")
+        word, confidence = pair
+        if not isinstance(word, str):
+            raise ValidationError(f"{name}[{i}] word must be a string; found {word!r:.80}")
+        if isinstance(confidence, (bool, np.bool_)) or not isinstance(
+                confidence, (int, float, np.integer, np.floating)) \
+                or not 0.0 <= float(confidence) <= 1.0:
+            raise ValidationError(f"{name}[{i}] confidence must be a number within [0, 1] "
+                                  f"(rescale 0-100 engine scores); found {confidence!r}")
+        pairs.append((word, float(confidence)))
+    if not pairs:
+        raise ValidationError(f"{name} must hold at least one word; found 0 pairs")
+    return pairs
+
+
+def _png(image: Any, name: str = "image") -> bytes:
+    """The page as PNG bytes, scaled down to fit MAX_IMAGE_SIZE keeping the aspect ratio."""
+    if isinstance(image, np.ndarray):
+        raise ValidationError(f"{name} must be a PIL image, image file bytes or a path; found a "
+                              "numpy array, which does not say whether its channels are RGB "
+                              "or OpenCV's BGR (convert it with PIL.Image.fromarray)")
+    Image = _require("PIL.Image")
+    ImageOps = _require("PIL.ImageOps")
+    if isinstance(image, Image.Image):
+        page = image
+    elif isinstance(image, (bytes, str, os.PathLike)):
+        source = io.BytesIO(image) if isinstance(image, bytes) else image
+        try:
+            page = Image.open(source)
+            page.load()
+        except (OSError, ValueError) as exc:
+            shown = "bytes" if isinstance(image, bytes) else repr(str(image))
+            raise ValidationError(f"{name} must be a readable image; found {shown} that PIL "
+                                  f"cannot read ({exc})") from None
+    else:
+        raise ValidationError(f"{name} must be a PIL image, image file bytes or a path; found "
+                              f"{type(image).__name__}")
+    page = ImageOps.exif_transpose(page)  # phone photos store their rotation in EXIF
+    if page.mode in ("RGBA", "LA") or (page.mode == "P" and "transparency" in page.info):
+        rgba = page.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        page = Image.alpha_composite(white, rgba).convert("RGB")  # transparent = paper
+    elif page.mode not in ("L", "RGB"):
+        page = page.convert("RGB")
+    width, height = page.size
+    scale = min(MAX_IMAGE_SIZE[0] / width, MAX_IMAGE_SIZE[1] / height)
+    if scale < 1.0:  # never enlarged: upsampling adds pixels, not information
+        size = (min(MAX_IMAGE_SIZE[0], max(1, round(width * scale))),
+                min(MAX_IMAGE_SIZE[1], max(1, round(height * scale))))
+        page = page.resize(size, Image.Resampling.LANCZOS)
+    buffer = io.BytesIO()
+    page.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------------------------
+# prompts
+# ---------------------------------------------------------------------------------------
+def _kind(spec: Field) -> tuple[str, Any]:
+    """How a field's value is asked for, and an example value for the answer template."""
+    comparator = spec.comparator
+    if isinstance(comparator, Number):
+        return ("number: digits with a decimal point, no currency symbol or thousands "
+                "separator; negative for credits"), 0.0
+    if isinstance(comparator, Date):
+        return "date: YYYY-MM-DD", "YYYY-MM-DD"
+    if isinstance(comparator, (Text, Exact)):
+        return "text, as written on the document", "..."
+    return "value, as written on the document", "..."
+
+
+def _field_lines(schema: Schema) -> list[str]:
+    lines = []
+    for name, spec in schema.fields.items():
+        if isinstance(spec, Items):
+            lines.append(f"- {name}: a list with one record per line item (an empty list if "
+                         "there are none), each record with:")
+            lines.extend(f"  - {sub} ({_kind(s)[0]})" for sub, s in spec.fields.items())
+        else:
+            lines.append(f"- {name} ({_kind(spec)[0]})")
+    return lines
+
+
+def _template(schema: Schema, leaf: Any) -> str:
+    parts = []
+    for name, spec in schema.fields.items():
+        if isinstance(spec, Items):
+            record = ", ".join(f"{json.dumps(sub)}: {leaf(s)}" for sub, s in spec.fields.items())
+            parts.append(f"{json.dumps(name)}: [{{{record}}}, ...]")
+        else:
+            parts.append(f"{json.dumps(name)}: {leaf(spec)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _inputs_text(ocr: list[tuple[str, float]] | None, has_image: bool) -> list[str]:
+    lines = []
+    if has_image and ocr is None:
+        lines.append("The document is the attached page image.")
+    elif has_image:
+        lines.append("The document is the attached page image; its OCR follows.")
+    if ocr is not None:
+        lines.append("OCR of the page: the words in reading order, one per line, each "
+                     "followed by a tab and the OCR engine's confidence in it (0 to 1):")
+        lines.extend(f"{word}\t{confidence:.2f}" for word, confidence in ocr)
+    return lines
+
+
+def build_request(schema: Schema, *, strategy: str = "verbalized", image: Any = None,
+                  ocr: Any = None, k: int = 4, max_tokens: int = _DEFAULT_MAX_TOKENS,
+                  top_logprobs: int = _DEFAULT_TOP_LOGPROBS) -> ChatRequest:
+    """The exact request :func:`extract_verbalized` or :func:`extract_logprob` sends.
+
+    Parameters
+    ----------
+    schema : Schema
+    strategy : {"verbalized", "logprob"}, default "verbalized"
+    image : PIL.Image.Image, bytes or path, optional
+        The page; scaled down to fit :data:`MAX_IMAGE_SIZE`, sent as PNG. Not a numpy
+        array (its channel order is ambiguous).
+    ocr : sequence of (str, float), optional
+        Words in reading order with the OCR engine's confidence in [0, 1].
+    k : int, default 4
+        Candidates per field (verbalized).
+    max_tokens : int, default 8192
+    top_logprobs : int, default 5
+        Alternatives per token (logprob; at least 2, the margin method needs two).
+
+    Returns
+    -------
+    ChatRequest
+
+    Raises
+    ------
+    ValidationError
+        Neither ``image`` nor ``ocr``, malformed OCR pairs, an unreadable image, an unknown
+        strategy, ``k < 1``, ``top_logprobs < 2``.
+    """
+    if not isinstance(schema, Schema):
+        raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
+    strategy = check_option(strategy, "strategy", STRATEGIES)
+    k = check_positive_int(k, "k", 1)
+    max_tokens = check_positive_int(max_tokens, "max_tokens", 1)
+    top_logprobs = check_positive_int(top_logprobs, "top_logprobs", 2)
+    if image is None and ocr is None:
+        raise ValidationError("image or ocr must be given (the modality is chosen by which "
+                              "are: ocr, image, or both); found neither")
+    pairs = None if ocr is None else _check_ocr(ocr)
+    images = () if image is None else (_png(image),)
+    lines = ["Extract these fields from the document:", *_field_lines(schema), ""]
+    if strategy == "verbalized":
+        lines += [
+            (f"For every field give your top {k} candidate values, most likely first, each "
+             "with the probability (0.0 to 1.0) that it is the correct value. The "
+             "probabilities of one field's candidates must not sum above 1.0. Give fewer "
+             "candidates when fewer are plausible. Use null instead of a list when the "
+             "document does not contain the field. For line items, give the candidates of "
+             "each field of each record."),
+            "",
+            "Answer in exactly this form:",
+            _template(schema, lambda s: "[{\"value\": " + json.dumps(_kind(s)[1])
+                      + ", \"probability\": 0.0}, ...]"),
+        ]
+    else:
+        lines += [
+            "Give each field's value, or null when the document does not contain it.",
+            "",
+            "Answer in exactly this form:",
+            _template(schema, lambda s: json.dumps(_kind(s)[1])),
+        ]
+    lines += ["", *_inputs_text(pairs, bool(images)), ""]
+    return ChatRequest(system=_SYSTEM, text="\n".join(lines), images=images,
+                       max_tokens=max_tokens, temperature=0.0,
+                       top_logprobs=top_logprobs if strategy == "logprob" else 0)
+
+
+# ---------------------------------------------------------------------------------------
+# reading answers
+# ---------------------------------------------------------------------------------------
+def _check_client(client: Any, *, logprobs: bool) -> None:
+    if not isinstance(client, ChatClient):
+        raise ValidationError("client must have provider, model, supports_logprobs and "
+                              f"complete(request) (a ChatClient); found {type(client).__name__}")
+    if logprobs and not client.supports_logprobs:
+        raise ValidationError(f"client must return token log-probabilities for the logprob "
+                              f"strategy; found {client!r}, whose API has none (use "
+                              "strategy='verbalized', or an OpenAI-compatible endpoint)")
+
+
+def _check_finished(response: ChatResponse, request: ChatRequest) -> None:
+    if response.finish_reason == "length":
+        raise ModelAnswerError(
+            f"the answer was cut at max_tokens={request.max_tokens} (finish_reason "
+            f"'length', {len(response.text)} characters): a truncated JSON answer is not "
+            "read; raise max_tokens", response)
+
+
+def _read_verbalized(response: ChatResponse, request: ChatRequest, schema: Schema,
+                     k: int) -> dict[str, Any]:
+    _check_finished(response, request)
+    try:
+        return parse_topk(response.text, schema, k=k)
+    except ValidationError as exc:
+        raise ModelAnswerError(f"the verbalized answer cannot be read: {exc}", response) from None
+
+
+def _read_logprob(response: ChatResponse, request: ChatRequest, schema: Schema,
+                  method: str) -> dict[str, Any]:
+    _check_finished(response, request)
+    if response.tokens is None or response.token_logprobs is None:
+        raise ModelAnswerError("the answer has no token log-probabilities: the endpoint "
+                               "ignored logprobs=true", response)
+    top = None
+    if response.top_logprobs is not None:
+        top = [None if e is None else [dict(a) for a in e] for e in response.top_logprobs]
+    try:
+        return confidences_from_logprobs(list(response.tokens), list(response.token_logprobs),
+                                         schema, top_logprobs=top, method=method,
+                                         token_style=response.token_style)
+    except ValidationError as exc:
+        raise ModelAnswerError(f"the log-probability answer cannot be read: {exc}",
+                               response) from None
+
+
+def extract_verbalized(client: ChatClient, schema: Schema, *, image: Any = None,
+                       ocr: Any = None, k: int = 4, max_tokens: int = _DEFAULT_MAX_TOKENS
+                       ) -> dict[str, Any]:
+    """One document's fields with verbalized top-k candidates (the 1S-TopK prompt).
+
+    Parameters
+    ----------
+    client : ChatClient
+        Any client (:mod:`confcal.extras.clients`).
+    schema : Schema
+        The fields to extract, e.g. :data:`confcal.schemas.FCC_INVOICE`.
+    image : PIL.Image.Image, bytes or path, optional
+    ocr : sequence of (str, float), optional
+        The modality is chosen by which are given (see :func:`build_request`).
+    k : int, default 4
+        Candidates per field.
+    max_tokens : int, default 8192
+
+    Returns
+    -------
+    dict
+        A predicted document in the ``{"candidates": [...]}`` form of
+        :func:`~confcal.confidence.parse_topk`, ready for ``score_documents``.
+
+    Raises
+    ------
+    ModelCallError
+        The call failed after the client's retries.
+    ModelAnswerError
+        The answer was cut at ``max_tokens`` or is not a valid top-k JSON object.
+    ValidationError
+        Invalid inputs (:func:`build_request`).
+    """
+    _check_client(client, logprobs=False)
+    request = build_request(schema, strategy="verbalized", image=image, ocr=ocr, k=k,
+                            max_tokens=max_tokens)
+    return _read_verbalized(client.complete(request), request, schema, k)
+
+
+def extract_logprob(client: ChatClient, schema: Schema, *, image: Any = None,
+                    ocr: Any = None, method: str = "first",
+                    top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
+                    max_tokens: int = _DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+    """One document's fields with token-log-probability confidences (greedy decoding).
+
+    Parameters
+    ----------
+    client : ChatClient
+        A client with ``supports_logprobs`` (:class:`~confcal.extras.clients.OpenAICompatibleClient`).
+    schema : Schema
+    image, ocr : optional
+        As :func:`extract_verbalized`.
+    method : {"first", "mean", "margin"}, default "first"
+        How a value's token log-probabilities become one confidence
+        (:func:`~confcal.confidence.aggregate_logprobs`).
+    top_logprobs : int, default 5
+        Alternatives requested per token (at least 2).
+    max_tokens : int, default 8192
+
+    Returns
+    -------
+    dict
+        A predicted document in the ``{"value": v, "confidence": c}`` form.
+
+    Raises
+    ------
+    ModelCallError, ModelAnswerError, ValidationError
+        As :func:`extract_verbalized`; also a client without log-probabilities, and an
+        answer that came back without them.
+    """
+    _check_client(client, logprobs=True)
+    method = check_option(method, "method", METHODS)
+    request = build_request(schema, strategy="logprob", image=image, ocr=ocr,
+                            top_logprobs=top_logprobs, max_tokens=max_tokens)
+    return _read_logprob(client.complete(request), request, schema, method)
+
+
+# ---------------------------------------------------------------------------------------
+# the corpus run
+# ---------------------------------------------------------------------------------------
+class _Cache:
+    """Raw answers on disk, one JSON file per request, written atomically."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def key(client: ChatClient, request: ChatRequest) -> tuple[str, dict[str, Any]]:
+        identity = {"format": _CACHE_FORMAT, "version": _CACHE_VERSION,
+                    "provider": client.provider, "model": client.model,
+                    "request": request.fingerprint()}
+        text = json.dumps(identity, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest(), identity
+
+    def path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ChatResponse | None:
+        path = self.path(key)
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return ChatResponse.from_dict(data["response"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValidationError(f"cache_dir entry {str(path)!r} must be a cached answer; "
+                                  f"found an unreadable file ({exc}); delete it to call again"
+                                  ) from None
+
+    def put(self, key: str, identity: dict[str, Any], response: ChatResponse) -> None:
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # the request's text and image digests, never headers or keys: nothing secret
+        data = {"key": key, "identity": identity, "response": response.to_dict()}
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)  # a crash mid-write leaves no half answer behind
+
+
+@dataclass(frozen=True)
+class ExtractionRun:
+    """The predictions of one (model, modality, strategy) run over a corpus.
+
+    Attributes
+    ----------
+    predictions : mapping
+        doc_id -> predicted document, for the documents whose answer was read, in input
+        order. Pass it to :func:`~confcal.scoring.score_documents`: documents that failed
+        are absent and counted there as ``docs_missing_prediction``.
+    failures : mapping
+        doc_id -> ``{"kind": "call" | "answer", "message": str}``: the call failed after
+        retries (``"call"``: not cached, retried by the next run) or the answer could not
+        be read (``"answer"``: cached, as the model gave it).
+    metadata : mapping
+        doc_id -> ``{"provider", "model", "modality", "strategy"}`` for every document,
+        ready for ``score_documents(..., metadata=run.metadata)``.
+    counts : mapping of str to int
+        ``documents``, ``ok``, ``failed``, ``cached`` (answers read from the cache),
+        ``called`` (answers bought from the endpoint).
+    """
+
+    predictions: Mapping[Any, dict[str, Any]]
+    failures: Mapping[Any, Mapping[str, str]]
+    metadata: Mapping[Any, Mapping[str, str]]
+    counts: Mapping[str, int]
+    model: str
+    modality: str
+    strategy: str
+
+
+def _documents(documents: Any, modality: str) -> list[tuple[Any, Any, Any]]:
+    if isinstance(documents, Mapping):
+        pairs = list(documents.items())
+    elif isinstance(documents, (str, bytes)) or not isinstance(documents, Iterable):
+        raise ValidationError("documents must be a mapping doc_id -> {'image': ..., 'ocr': "
+                              f"...}} or (doc_id, inputs) pairs; found {type(documents).__name__}")
+    else:
+        pairs = []
+        for i, pair in enumerate(documents):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValidationError(f"documents must be (doc_id, inputs) pairs; found "
+                                      f"{pair!r:.80} at position {i}")
+            pairs.append((pair[0], pair[1]))
+    if not pairs:
+        raise ValidationError("documents must not be empty; found 0 documents")
+    seen: dict[Any, int] = {}
+    out = []
+    for i, (doc_id, inputs) in enumerate(pairs):
+        try:
+            hash(doc_id)
+        except TypeError:
+            raise ValidationError(f"documents doc ids must be hashable; found {doc_id!r} at "
+                                  f"position {i}") from None
+        if is_missing(doc_id):
+            raise ValidationError(f"documents doc ids must not be missing; found {doc_id!r} at "
+                                  f"position {i}")
+        if doc_id in seen:
+            raise ValidationError(f"documents must not repeat a doc id; found {doc_id!r} at "
+                                  f"positions {seen[doc_id]} and {i}")
+        seen[doc_id] = i
+        if not isinstance(inputs, Mapping) or not inputs or set(inputs) - {"image", "ocr"}:
+            found = sorted(map(str, inputs)) if isinstance(inputs, Mapping) else repr(inputs)[:80]
+            raise ValidationError(f"documents[{doc_id!r}] must be a mapping with the keys "
+                                  f"'image' and/or 'ocr'; found {found}")
+        need = {"ocr": ("ocr",), "image": ("image",), "ocr+image": ("ocr", "image")}[modality]
+        absent = [n for n in need if inputs.get(n) is None]
+        if absent:
+            raise ValidationError(f"documents[{doc_id!r}] must have {' and '.join(need)} for "
+                                  f"modality {modality!r}; found no {' or '.join(absent)}")
+        out.append((doc_id, inputs.get("image") if "image" in need else None,
+                    inputs.get("ocr") if "ocr" in need else None))
+    return out
+
+
+def run_extraction(client: ChatClient, documents: Any, *, modality: str, strategy: str,
+                   schema: Schema = FCC_INVOICE, concurrency: int = 4,
+                   cache_dir: str | os.PathLike[str] | None = None, k: int = 4,
+                   method: str = "first", top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
+                   max_tokens: int = _DEFAULT_MAX_TOKENS, progress: bool = True
+                   ) -> ExtractionRun:
+    """Extract a corpus under one modality and one strategy; resume from a cache.
+
+    Parameters
+    ----------
+    client : ChatClient
+    documents : mapping or iterable of pairs
+        doc_id -> ``{"image": ..., "ocr": [...]}``. Each document must have the inputs its
+        modality reads; others are ignored (a corpus with both runs under every modality).
+    modality : {"ocr", "image", "ocr+image"}
+    strategy : {"verbalized", "logprob"}
+    schema : Schema, default FCC_INVOICE
+    concurrency : int, default 4
+        Requests in flight at once.
+    cache_dir : path, optional
+        Raw answers are stored there as each arrives, keyed by the SHA-256 of (provider,
+        model, the request's prompt and settings, the images' SHA-256); a later run with
+        the same key reads them instead of calling. Nothing secret is written: the key
+        and the file hold the prompt text and image digests, never headers or API keys.
+    k : int, default 4
+        Candidates per field (verbalized).
+    method : {"first", "mean", "margin"}, default "first"
+        Log-probability aggregation (logprob).
+    top_logprobs : int, default 5
+        Alternatives per token (logprob).
+    max_tokens : int, default 8192
+        Per call; an answer cut there is a failure of kind ``"answer"``.
+    progress : bool, default True
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    ExtractionRun
+
+    Raises
+    ------
+    ValidationError
+        Invalid arguments, a document without the inputs of the modality or with an
+        unreadable image (all checked before the first call), an unreadable cache file.
+
+    Notes
+    -----
+    Every request is built (and every image encoded) before the first call, so an input
+    error costs nothing. A failure of one document does not stop the others: it is
+    recorded in ``failures``; answers that arrived are cached as they arrive, so an
+    interrupted or partly failed run is resumed by running it again. Per-call timeouts
+    and retries (429, 5xx with backoff, ``Retry-After``) are the client's.
+
+    Examples
+    --------
+    >>> from confcal.extras.clients import OpenAICompatibleClient
+    >>> client = OpenAICompatibleClient("http://127.0.0.1:8000/v1", "qwen2-vl")
+    >>> run = run_extraction(client, {"inv-1": {"image": "inv-1.png"}}, modality="image",
+    ...                      strategy="verbalized", cache_dir="cache")  # doctest: +SKIP
+    >>> result = score_documents(FCC_INVOICE, truths, run.predictions,
+    ...                          metadata=run.metadata)                 # doctest: +SKIP
+    """
+    modality = check_option(modality, "modality", MODALITIES)
+    strategy = check_option(strategy, "strategy", STRATEGIES)
+    _check_client(client, logprobs=strategy == "logprob")
+    concurrency = check_positive_int(concurrency, "concurrency", 1)
+    method = check_option(method, "method", METHODS)
+    if not isinstance(progress, bool):
+        raise ValidationError(f"progress must be True or False; found {progress!r}")
+    docs = _documents(documents, modality)
+    requests = {}
+    for doc_id, image, ocr in docs:
+        try:
+            requests[doc_id] = build_request(schema, strategy=strategy, image=image, ocr=ocr,
+                                             k=k, max_tokens=max_tokens,
+                                             top_logprobs=top_logprobs)
+        except ValidationError as exc:
+            raise ValidationError(f"documents[{doc_id!r}]: {exc}") from None
+    cache = None if cache_dir is None else _Cache(Path(cache_dir))
+    bar = _progress(len(docs), f"{client.model} {modality} {strategy}", progress)
+    tally = {"cached": 0, "called": 0}
+    lock = threading.Lock()
+
+    def work(doc_id: Any) -> dict[str, Any]:
+        request = requests[doc_id]
+        response = None
+        if cache is not None:
+            key, identity = _Cache.key(client, request)
+            response = cache.get(key)
+        if response is None:
+            response = client.complete(request)
+            if cache is not None:
+                cache.put(key, identity, response)
+            with lock:
+                tally["called"] += 1
+        else:
+            with lock:
+                tally["cached"] += 1
+        if strategy == "verbalized":
+            return _read_verbalized(response, request, schema, k)
+        return _read_logprob(response, request, schema, method)
+
+    outcomes: dict[Any, Any] = {}
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency)
+    try:
+        futures = {executor.submit(work, doc_id): doc_id for doc_id, _, _ in docs}
+        for future in concurrent.futures.as_completed(futures):
+            doc_id = futures[future]
+            try:
+                outcomes[doc_id] = future.result()
+            except ModelCallError as exc:
+                outcomes[doc_id] = _Failure("call", str(exc))
+            except ModelAnswerError as exc:
+                outcomes[doc_id] = _Failure("answer", str(exc))
+            bar.update(1)
+    except BaseException:
+        # an interrupt: stop handing out work; what arrived is in the cache already
+        executor.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        bar.close()
+    executor.shutdown(wait=True)
+    order = [doc_id for doc_id, _, _ in docs]
+    failures = {d: MappingProxyType({"kind": outcomes[d].kind, "message": outcomes[d].message})
+                for d in order if isinstance(outcomes[d], _Failure)}
+    predictions = {d: outcomes[d] for d in order if d not in failures}
+    labels = {"provider": client.provider, "model": client.model, "modality": modality,
+              "strategy": strategy}
+    return ExtractionRun(
+        predictions=MappingProxyType(predictions), failures=MappingProxyType(failures),
+        metadata=MappingProxyType({d: MappingProxyType(dict(labels)) for d in order}),
+        counts=MappingProxyType({"documents": len(order), "ok": len(predictions),
+                                 "failed": len(failures), **tally}),
+        model=client.model, modality=modality, strategy=strategy)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    kind: str  # "call" or "answer"
+    message: str
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    if not enabled:
+        return _NoBar()
+    tqdm = _require("tqdm")
+    return tqdm.tqdm(total=total, desc=desc, unit="doc")

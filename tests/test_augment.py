@@ -1,0 +1,384 @@
+"""confcal.extras.augment: the 20 pipelines, the OCR-safe envelope, reproducible degradation.
+
+Tests that run Augraphy skip cleanly without the ``augment`` extra; the registry and spec
+checks that do not need it always run. Pages are tiny (200 x 150) to keep this file fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import confcal
+from confcal.exceptions import ValidationError
+from confcal.extras.augment import (
+    ENVELOPE,
+    PHASES,
+    PIPELINES,
+    SEVERITIES,
+    EnvelopeError,
+    PipelineSpec,
+    degrade,
+    degrade_corpus,
+    make_pipeline,
+)
+
+
+@pytest.fixture
+def augraphy():
+    return pytest.importorskip("augraphy")
+
+
+def _page(channels: int = 3) -> np.ndarray:
+    """A 200 x 150 white page with a few dark bars standing in for lines of text."""
+    page = np.full((150, 200, 3), 255, dtype=np.uint8)
+    for top in range(15, 140, 18):
+        for left in range(10, 180, 28):
+            page[top:top + 7, left:left + 20] = 20
+    if channels == 1:
+        return np.ascontiguousarray(page[:, :, 0])
+    if channels == 4:
+        alpha = np.full((150, 200, 1), 255, dtype=np.uint8)
+        alpha[:10] = 0  # a transparent strip the degradation must keep
+        return np.concatenate([page, alpha], axis=2)
+    return page
+
+
+def _steps(spec: PipelineSpec):
+    """Every (name, params) step of a spec, nested ones included."""
+    stack = [step for phase in PHASES for step in spec[phase]]
+    while stack:
+        name, params = stack.pop()
+        yield name, params
+        if "augmentations" in params:
+            stack.extend(params["augmentations"])
+
+
+# ------------------------------------------------------------------ registry (no Augraphy)
+def test_registry_holds_8_archetype_and_12_custom_pipelines():
+    assert len(PIPELINES) == 20
+    archetypes = [s for s in PIPELINES.values() if s.based_on]
+    assert len(archetypes) == 8
+    assert all(s.based_on.startswith("augraphy.pipeline_archetype") for s in archetypes)
+    for name, spec in PIPELINES.items():
+        assert spec.name == name
+        assert set(spec.severity) == set(PHASES)
+        assert all(v in SEVERITIES for v in spec.severity.values())
+        # an empty phase has no severity, a filled one has some
+        assert all((spec.severity[p] == "none") == (not spec[p]) for p in PHASES), name
+        assert spec.effect and "\n" not in spec.effect
+        assert spec.tier in SEVERITIES[1:]
+        assert all(n != "Scribbles" for n, _ in _steps(spec))  # it downloads fonts
+
+
+def test_custom_pipelines_cover_the_effects_the_protocol_names():
+    used = {name for spec in PIPELINES.values() if not spec.based_on for name, _ in _steps(spec)}
+    assert {"BleedThrough", "InkMottling", "LowInkRandomLines", "LowInkPeriodicLines",
+            "Dithering", "DotMatrix", "Stains", "WaterMark", "ColorPaper", "Moire",
+            "BindingsAndFasteners", "Jpeg", "ShadowCast", "LightingGradient", "DirtyDrum",
+            "DirtyRollers", "Geometric", "Faxify", "Letterpress"} <= used
+
+
+def test_a_spec_is_a_mapping_of_phases():
+    spec = PIPELINES["moire_colored_paper"]
+    assert list(spec) == ["ink", "paper", "post"] and spec["ink"] == ()
+    variant = {**spec, "post": [("Jpeg", {"quality_range": (80, 90)})]}
+    assert variant["paper"] == spec.paper
+    assert json.loads(json.dumps(spec.to_dict()))["post"][0][0] == "Moire"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"ink": [("Jpeg",)]}, r"ink\[0\] must be an \(augmentation_name, params\) pair"),
+    ({"ink": [("Jpeg", [("quality_range", (80, 90))])]},
+     r"ink\[0\] \(Jpeg\) params must be a mapping"),
+    ({"pre": []}, "spec keys must be among"),
+    ({"post": [("OneOf", {"p": 1})]}, r"post\[0\] \(OneOf\) must have an 'augmentations' list"),
+    (42, "spec must be a name in PIPELINES, a PipelineSpec or a mapping"),
+    ("no_such_pipeline", "spec must be one of the 20 names in PIPELINES"),
+])
+def test_malformed_specs_are_named(spec, message):
+    with pytest.raises(ValidationError, match=message):
+        make_pipeline(spec)
+
+
+def test_severity_must_be_a_known_word():
+    with pytest.raises(ValidationError, match="severity of phase 'post' must be one of"):
+        PipelineSpec("x", post=[("Jpeg", {})], severity={"post": "catastrophic"})
+    with pytest.raises(ValidationError, match="name must be a non-empty string of letters"):
+        PipelineSpec("two words")
+
+
+def test_the_module_imports_without_augraphy_and_names_the_extra():
+    # a child process where importing augraphy, cv2 or numba fails, as without the extra
+    code = textwrap.dedent("""
+        import sys
+        for name in ("augraphy", "cv2", "numba"):
+            sys.modules[name] = None
+        import numpy as np
+        import confcal.extras.augment as augment
+        print(len(augment.PIPELINES))
+        try:
+            augment.degrade(np.full((40, 40), 255, np.uint8), "stains", seed=0)
+        except ImportError as exc:
+            print(exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120)
+    lines = out.stdout.splitlines()
+    assert lines[0] == "20"
+    assert "pip install 'confcal[augment]'" in lines[1]
+
+
+# ------------------------------------------------------------------------------ envelope
+@pytest.mark.parametrize("step, parameter, limit, rule", [
+    (("Geometric", {"rotate_range": (-6, 0)}), "rotate_range", "rotation", "within ±5 degrees"),
+    (("Geometric", {"randomize": 1}), "randomize", "rotation", "within ±5 degrees"),
+    (("PageBorder", {"page_rotation_angle_range": (-3, 8)}), "page_rotation_angle_range",
+     "rotation", "within ±5 degrees"),
+    (("Jpeg", {"quality_range": (60, 90)}), "quality_range", "jpeg_quality",
+     r"within \[70, 95\]"),
+    (("Jpeg", {}), "quality_range", "jpeg_quality", r"within \[70, 95\]"),  # default 25-95
+    (("Brightness", {"brightness_range": (0.8, 1.4)}), "brightness_range", "brightness",
+     r"within \[0.7, 1.3\]"),
+    (("ShadowCast", {"shadow_opacity_range": (0.1, 0.2),
+                     "shadow_blur_kernel_range": (101, 403)}),  # radius (403 - 1) / 2 = 201
+     "shadow_blur_kernel_range", "blur_radius", "at most 200 px"),
+    (("DepthSimulatedBlur", {"blur_iteration_range": (2, 7),
+                             "blur_major_axes_length_range": (120, 201)}),
+     "blur_major_axes_length_range", "blur_radius", "at most 200 px"),
+    (("DepthSimulatedBlur", {}), "blur_iteration_range", "blur_iterations",  # default 8-10
+     "fewer than 8"),
+    (("Stains", {"stains_blend_alpha": 0.3}), "stains_blend_alpha", "overlay_alpha",
+     "below 0.3"),
+    (("LightingGradient", {"transparency": None}), "transparency", "overlay_alpha",
+     "below 0.3"),
+    (("Jpeg", {"quality_range": "random"}), "quality_range", "jpeg_quality",
+     r"within \[70, 95\]"),
+])
+def test_a_pipeline_outside_the_envelope_is_refused(augraphy, step, parameter, limit, rule):
+    spec = PipelineSpec("too_much", paper=[("ColorPaper", {})], post=[step])
+    with pytest.raises(EnvelopeError, match=(
+            f"pipeline 'too_much' must stay inside the OCR-safe envelope; found 1 violation: "
+            f"phase 'post', post\\[0\\] {step[0]}.{parameter}: {limit} must be {rule}; "
+            "found ")) as info:
+        make_pipeline(spec)
+    (violation,) = info.value.violations
+    assert violation["augmentation"] == step[0] and violation["limit"] == limit
+    built = make_pipeline(spec, allow_unsafe=True)
+    assert type(built).__name__ == "AugraphyPipeline"
+
+
+def test_the_envelope_edges_are_inside(augraphy):
+    spec = PipelineSpec("edges", post=[
+        ("Geometric", {"rotate_range": (-5, 5)}),
+        ("Jpeg", {"quality_range": (70, 95)}),
+        ("Brightness", {"brightness_range": (0.7, 1.3)}),
+        ("DepthSimulatedBlur", {"blur_iteration_range": (1, 7),
+                                "blur_major_axes_length_range": (120, 200),
+                                "blur_minor_axes_length_range": (120, 200)}),
+        ("ShadowCast", {"shadow_opacity_range": (0.1, 0.29),
+                        "shadow_blur_kernel_range": (101, 401)}),   # radius exactly 200
+        ("LightingGradient", {"transparency": 0.71}),
+    ])
+    make_pipeline(spec)
+    assert ENVELOPE.holds("overlay_alpha", 0.29) and not ENVELOPE.holds("overlay_alpha", 0.3)
+
+
+def test_every_violation_is_counted_and_nested_steps_are_checked(augraphy):
+    spec = {"ink": [("OneOf", {"augmentations": [("Jpeg", {"quality_range": (10, 20)}),
+                                                   ("Brightness", {"brightness_range": (2, 3)})]})]}
+    with pytest.raises(EnvelopeError, match=r"found 2 violations, first: phase 'ink', "
+                                            r"ink\[0\]\.augmentations\[0\] Jpeg") as info:
+        make_pipeline(spec)
+    assert [v["augmentation"] for v in info.value.violations] == ["Jpeg", "Brightness"]
+
+
+@pytest.mark.parametrize("spec", [
+    {"post": [("Scribbles", {})]},
+    {"post": [("OneOf", {"augmentations": [("Jpeg", {"quality_range": (80, 90)}),
+                                             ("Scribbles", {})]})]},
+    {"paper": [("BindingsAndFasteners", {"use_figshare_library": 1})]},
+])
+def test_augmentations_that_download_are_refused_even_when_unsafe(spec):
+    with pytest.raises(ValidationError, match="must not download anything.*refused even with "
+                                              "allow_unsafe=True"):
+        make_pipeline(spec, allow_unsafe=True)
+
+
+def test_unknown_augmentations_and_parameters_are_named(augraphy):
+    with pytest.raises(ValidationError, match="augmentation must be an Augraphy augmentation "
+                                              "class name.*found 'Sparkle'"):
+        make_pipeline({"post": [("Sparkle", {})]})
+    with pytest.raises(ValidationError, match=r"post\[0\] \(Jpeg\): parameter 'quality' must "
+                                              r"be one of Jpeg's parameters"):
+        make_pipeline({"post": [("Jpeg", {"quality": 80})]})
+
+
+# ------------------------------------------------------------------------------- degrade
+@pytest.mark.parametrize("name", list(PIPELINES))
+def test_every_pipeline_degrades_a_small_page(augraphy, name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    page = _page()
+    out = degrade(page, name, seed=11)
+    assert out.shape == page.shape and out.dtype == np.uint8
+    assert not np.array_equal(out, page)
+    assert np.array_equal(degrade(page, name, seed=11), out)
+    assert os.listdir(tmp_path) == []  # no ./augraphy_cache, no logs
+
+
+@pytest.mark.parametrize("name", ["fax_letterpress", "moire_colored_paper", "archetype4"])
+def test_gray_and_transparent_pages_keep_their_channels(augraphy, name):
+    gray = degrade(_page(1), name, seed=3)
+    assert gray.shape == (150, 200)
+    bgra = degrade(_page(4), name, seed=3)
+    assert bgra.shape == (150, 200, 4)
+    assert np.array_equal(bgra[:, :, 3], _page(4)[:, :, 3])
+
+
+def test_pil_pages_come_back_as_pil_pages(augraphy):
+    from PIL import Image
+
+    page = Image.fromarray(_page()[:, :, ::-1], mode="RGB")
+    out = degrade(page, "stains", seed=5)
+    assert isinstance(out, Image.Image) and out.mode == "RGB" and out.size == (200, 150)
+    # the same pixels as the BGR array path, in RGB order
+    assert np.array_equal(np.asarray(out)[:, :, ::-1], degrade(_page(), "stains", seed=5))
+
+
+ONE_OF = {"post": [("OneOf", {"augmentations": [("Jpeg", {"quality_range": (70, 75)}),
+                                                 ("Brightness", {"brightness_range": (0.7, 0.8)}),
+                                                 ("Dithering", {"dither": "ordered"})]})]}
+
+
+def test_the_seed_decides_the_pixels_seed_0_included(augraphy):
+    page = _page()
+    zero = [degrade(page, "moire_colored_paper", seed=0) for _ in range(2)]
+    assert np.array_equal(zero[0], zero[1])  # Augraphy's own random_seed would ignore 0
+    assert not np.array_equal(zero[0], degrade(page, "moire_colored_paper", seed=1))
+    # OneOf picks its branch at construction: the seed must reach it
+    outputs = {hashlib.sha256(degrade(page, ONE_OF, seed=s).tobytes()).hexdigest()
+               for s in range(6)}
+    assert len(outputs) > 1
+    assert all(np.array_equal(degrade(page, ONE_OF, seed=s), degrade(page, ONE_OF, seed=s))
+               for s in (2, 3))
+
+
+def test_the_same_seed_gives_the_same_bytes_in_another_process(augraphy, tmp_path):
+    # moiré and dirty rollers draw inside numba; OneOf at construction; the hash seed of
+    # the child differs from ours
+    names = ["moire_colored_paper", "dirty_drum_rollers", "archetype3"]
+    np.save(tmp_path / "page.npy", _page())
+    code = textwrap.dedent(f"""
+        import hashlib, json, numpy as np
+        from confcal.extras.augment import degrade
+        page = np.load({str(tmp_path / 'page.npy')!r})
+        specs = {names!r} + [{ONE_OF!r}]
+        print(json.dumps([hashlib.sha256(degrade(page, s, seed=9).tobytes()).hexdigest()
+                          for s in specs]))
+    """)
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    src = str(Path(confcal.__file__).parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=tmp_path, env=env, timeout=240, check=True)
+    theirs = json.loads(child.stdout.splitlines()[-1])
+    ours = [hashlib.sha256(degrade(_page(), s, seed=9).tobytes()).hexdigest()
+            for s in [*names, ONE_OF]]
+    assert theirs == ours
+    assert sorted(os.listdir(tmp_path)) == ["page.npy"]
+
+
+def test_degrade_leaves_the_global_random_state_and_no_temporary_files(augraphy):
+    random.seed(123)
+    np.random.seed(456)
+    py_state, np_state = random.getstate(), np.random.get_state()
+    before = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("confcal-augment-")}
+    degrade(_page(), "dirty_drum_rollers", seed=1)
+    assert random.getstate() == py_state
+    assert np.array_equal(np.random.get_state()[1], np_state[1])
+    after = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("confcal-augment-")}
+    assert after <= before
+
+
+def test_degrade_rejects_what_it_cannot_degrade(augraphy):
+    with pytest.raises(ValidationError, match="image must hold uint8 pixels; found dtype float64"):
+        degrade(np.ones((50, 50)), "stains", seed=0)
+    with pytest.raises(ValidationError, match="at least 30 x 30 pixels.*found 20 x 50"):
+        degrade(np.ones((50, 20), np.uint8), "stains", seed=0)
+    with pytest.raises(ValidationError, match=r"seed must be an integer in \[0, 2\*\*31\)"):
+        degrade(_page(), "stains", seed=-1)
+    built = make_pipeline("stains")
+    with pytest.raises(ValidationError, match="a built pipeline has drawn its OneOf choices"):
+        degrade(_page(), built, seed=0)
+
+
+# ------------------------------------------------------------------------ degrade_corpus
+def test_degrade_corpus_writes_variants_with_metadata_and_resumes(augraphy, tmp_path):
+    import cv2
+
+    source = tmp_path / "pages"
+    source.mkdir()
+    cv2.imwrite(str(source / "inv-1.png"), _page())
+    pages = {"inv-1": source / "inv-1.png", "inv-2": _page(1)}
+    out = tmp_path / "corpus"
+    table = degrade_corpus(pages, ["stains", "skew_jpeg"], seed=4, out_dir=out,
+                           progress=False)
+    assert list(table["pipeline"]) == ["original", "stains", "skew_jpeg"] * 2
+    assert list(table["tier"]) == ["original", "moderate", "moderate"] * 2
+    assert not table["reused"].any()
+    meta = json.loads((out / "stains" / "inv-1.json").read_text())
+    assert meta["doc_id"] == "inv-1" and meta["pipeline"] == "stains"
+    assert meta["tier"] == "moderate" and meta["source"] == str(source / "inv-1.png")
+    assert meta["spec"]["paper"][0][0] == "Stains" and (meta["width"], meta["height"]) == (200, 150)
+    # the variant is degrade() with the recorded seed
+    written = cv2.imread(str(out / "stains" / "inv-1.png"), cv2.IMREAD_UNCHANGED)
+    assert np.array_equal(written, degrade(_page(), "stains", seed=meta["variant_seed"]))
+    assert cv2.imread(str(out / "skew_jpeg" / "inv-2.png"), cv2.IMREAD_UNCHANGED).shape == (150, 200)
+    assert np.array_equal(cv2.imread(str(out / "original" / "inv-1.png")), _page())
+
+    again = degrade_corpus(pages, ["stains", "skew_jpeg"], seed=4, out_dir=out, progress=False)
+    assert again["reused"].all()
+    with pytest.raises(ValidationError, match="must not hold another run's variant.*differs in "
+                                              r"\['seed', 'variant_seed'\]"):
+        degrade_corpus(pages, ["stains"], seed=5, out_dir=out, progress=False)
+
+
+def test_degrade_corpus_checks_every_pipeline_before_degrading(augraphy, tmp_path):
+    unsafe = {"blurry": {"post": [("DepthSimulatedBlur", {})]}}
+    with pytest.raises(EnvelopeError, match="pipeline 'blurry'"):
+        degrade_corpus({"p": _page()}, {"stains": PIPELINES["stains"], **unsafe}, seed=0,
+                       out_dir=tmp_path / "c", progress=False)
+    assert not (tmp_path / "c").exists()
+    with pytest.raises(ValidationError, match="doc id at position 0 must be a non-empty string"):
+        degrade_corpus({"a/b": _page()}, ["stains"], seed=0, out_dir=tmp_path, progress=False)
+    with pytest.raises(ValidationError, match="must not use the baseline's name 'original'"):
+        degrade_corpus({"p": _page()}, {"original": PIPELINES["stains"]}, seed=0,
+                       out_dir=tmp_path, progress=False)
+
+
+# ------------------------------------------------------------------- the whole protocol
+def test_the_confbench_protocol_example_runs_offline(augraphy, tmp_path):
+    """examples/confbench_protocol.py: degrade, extract against its local stand-in, score."""
+    script = Path(__file__).resolve().parents[1] / "examples" / "confbench_protocol.py"
+    src = str(Path(confcal.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(script), "--pages", "2", "--out", "demo"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert "10 pages: 2 invoices x (original + 4 pipelines)" in done.stdout
+    table = (tmp_path / "demo" / "comparison.csv").read_text().splitlines()
+    assert table[0] == "modality,strategy,n,without_confidence,accuracy,auroc,ece,brier,ecarb@0.3"
+    assert len(table) == 1 + 6  # three modalities x two strategies
+    assert "degradation tiers" in done.stdout and "catastrophic failures" in done.stdout
+    assert sorted(os.listdir(tmp_path)) == ["demo"]
