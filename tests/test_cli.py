@@ -317,3 +317,15 @@ def test_error_locations_match_whole_doc_ids():
     message = "doc 10, field Agency: confidence must be a number within [0, 1]; found 2"
     where = {1: "t.jsonl, line 1", 10: "t.jsonl, line 10"}
     assert _where(message, [("truth", where)]) == f"{message} (truth at t.jsonl, line 10)"
+
+
+def test_qa_subcommand_is_wired_into_the_confcal_command(tmp_path):
+    # `confcal qa` comes from confcal._qa_cli; through main() it keeps the exit-code rules
+    from confcal.cli import main
+
+    out = tmp_path / "qa"
+    assert main(["qa", "--demo", "-o", str(out)]) == 0
+    assert {"verdicts.csv", "accuracy.csv", "report.md"} <= {p.name for p in out.iterdir()}
+    assert main(["qa", "--records", str(tmp_path / "missing.jsonl"), "-o",
+                 str(tmp_path / "x")]) == 1
+    assert main(["qa"]) == 2

@@ -51,7 +51,7 @@ from .routing import budget_for_residual_error, threshold_for_accuracy
 from .report import compare_runs, write_report
 from .schema import Field, Items, Schema
 from .sketch import CalibrationSketch
-from .scoring import ExtractionResult, score_documents
+from .scoring import ExtractionResult, score_documents, score_documents_iter
 
 __version__ = "0.1.0"
 
@@ -99,6 +99,7 @@ __all__ = [
     "reliability_bins",
     "review_count",
     "score_documents",
+    "score_documents_iter",
     "threshold_for_accuracy",
     "write_report",
 ]

@@ -6,7 +6,7 @@
     confcal score  --schema fcc-invoice|SCHEMA.json --truth T --pred P [--meta KEY=VALUE ...]
                    [--strict] -o OUT.parquet|OUT.csv
     confcal report ENTITIES... [--by COL,...] [--budgets B,...] [--bins M] [--bootstrap N]
-                   [--seed S] [--title TEXT] -o DIR
+                   [--seed S] [--sketch] [--title TEXT] -o DIR
 
 Every subcommand also takes ``--debug`` (a traceback with errors) and ``--progress`` (a
 progress bar even when stderr is not a terminal). Exit codes: 0 success, 1 a data error
@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ._qa_cli import add_qa_parser, run_qa
 from .exceptions import ConfcalError
 
 __all__ = ["main"]
@@ -34,6 +35,9 @@ PROGRESS_MIN_DOCUMENTS = 300
 """On a terminal, a progress bar is shown when scoring more documents than this."""
 
 _CHUNK = 100  # documents per scoring call while a progress bar is shown
+# documents per streamed chunk of `confcal score` (one Parquet row group each): large
+# enough that per-call overhead vanishes, small enough that memory stays a few MB
+_STREAM_CHUNK = 2000
 _SCHEMAS = ("fcc-invoice",)
 _ENTITY_SUFFIXES = (".parquet", ".csv", ".csv.gz")
 _DEMO_NOTE = ("The demo corpus is synthetic: 75 invented FCC-style invoices and four "
@@ -167,9 +171,16 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--by", type=_columns, default=None, metavar="COL,...",
                         help="columns that tell runs apart (default: every metadata column)")
     report_options(report, bootstrap=1000)
+    report.add_argument("--sketch", action="store_true",
+                        help="stream the tables (Parquet row groups, CSV chunks), reading only "
+                             "the needed columns, and compute the metrics from per-run "
+                             "calibration sketches in bounded memory: writes metrics.csv and "
+                             "report.md only (no intervals, no figures: they need the rows)")
     report.add_argument("--title", default="confcal report", help="report title")
     report.add_argument("-o", "--out", required=True, type=Path, metavar="DIR",
                         help="report folder")
+    # DocBench-style QA evaluation lives with confcal.docqa; it brings its own options
+    add_qa_parser(commands, parents=[common])
     return parser
 
 
@@ -183,8 +194,10 @@ class _Console:
     def say(self, message: str) -> None:
         print(f"confcal: {message}", file=self.stream, flush=True)
 
-    def bar(self, total: int, unit: str) -> Any:
-        wanted = self.forced or (self.stream.isatty() and total > PROGRESS_MIN_DOCUMENTS)
+    def bar(self, total: int | None, unit: str) -> Any:
+        # total None: a stream of unknown length, shown on a terminal whatever its size
+        wanted = self.forced or (self.stream.isatty() and (
+            total is None or total > PROGRESS_MIN_DOCUMENTS))
         if not wanted:
             return None
         try:
@@ -232,47 +245,58 @@ def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
 
 # ---------------------------------------------------------------------------- commands
 def _score(args: argparse.Namespace, console: _Console) -> int:
-    from ._results import concat_results
+    import numpy as np
+
     from .exceptions import ValidationError
-    from .io import _read_documents, write_entities
-    from .scoring import score_documents
+    from .io import _ChunkWriter, _paired_documents
+    from .scoring import OUTCOMES, score_documents_iter
 
     schema = _load_schema(args.schema)
-    truths, truth_at = _read_documents(args.truth)
-    predictions, pred_at = _read_documents(args.pred)
-    stray = [d for d in predictions if d not in truths]
-    if stray:
-        raise _DataError(f"{pred_at[stray[0]]}: every predicted doc_id must be in the truth "
-                         f"({args.truth}); found {len(stray)} that are not, first "
-                         f"{stray[0]!r}")
     meta = dict(args.meta)
-    metadata = {d: meta for d in truths} if meta else None
     started = time.perf_counter()
-    ids = list(truths)
-    bar = console.bar(len(ids), "doc")
+    # Streamed: one chunk of documents and its rows in memory at a time, each chunk a
+    # Parquet row group (or CSV rows); see docs/scaling.md for what else grows with size.
+    recent: dict[Any, tuple[str, str | None]] = {}
+    pairs = _paired_documents(args.truth, args.pred, recent, keep=2 * _STREAM_CHUNK)
+    writer = _ChunkWriter(args.output)
+    bar = console.bar(None, "doc")
+    c: dict[str, int] = {}
+    woa_num = woa_den = 0.0
     try:
-        results = []
-        for chunk in (_chunks(ids, _CHUNK) if bar is not None else iter([ids])):
-            results.append(score_documents(
-                schema, {d: truths[d] for d in chunk},
-                {d: predictions[d] for d in chunk if d in predictions},
-                metadata=None if metadata is None else {d: metadata[d] for d in chunk},
-                strict=args.strict))
+        for result in score_documents_iter(
+                schema, pairs, chunk_size=_STREAM_CHUNK, strict=args.strict,
+                metadata=(lambda _doc_id: meta) if meta else None):
+            writer.write(result.entities)
+            for key, value in result.counts.items():
+                c[key] = c.get(key, 0) + value
+            e = result.entities
+            evaluated = (e["outcome"] != "TN").to_numpy()
+            w = e["weight"].to_numpy(dtype=np.float64)[evaluated]
+            woa_num += float(np.dot(w, e["similarity"].to_numpy(dtype=np.float64)[evaluated]))
+            woa_den += float(w.sum())
             if bar is not None:
-                bar.update(len(chunk))
+                bar.update(result.counts["documents"])
+        path = writer.close()
     except ValidationError as exc:
-        raise _DataError(_where(str(exc), [("truth", truth_at), ("prediction", pred_at)])
-                         ) from None
+        writer.abort()
+        where = [("truth", {d: t for d, (t, _) in recent.items()}),
+                 ("prediction", {d: p for d, (_, p) in recent.items() if p is not None})]
+        raise _DataError(_where(str(exc), where)) from None
+    except BaseException:
+        writer.abort()
+        raise
     finally:
         if bar is not None:
             bar.close()
-    result = concat_results(results) if len(results) > 1 else results[0]
-    write_entities(result.entities, args.output)
-    c = result.counts
+    tp, fd, fa, fn = (c.get(k, 0) for k in OUTCOMES[:4])
+    rows = sum(c.get(k, 0) for k in OUTCOMES)
+    woa = f"{woa_num / woa_den:.3f}" if woa_den > 0 else "n/a"
+    f1_den = 2 * tp + 2 * fd + fa + fn
+    f1 = f"{2 * tp / f1_den:.3f}" if f1_den else "n/a"
     print(f"scored {c['documents']:,} documents in {time.perf_counter() - started:.1f} s: "
-          f"{len(result.entities):,} entities (TP {c['TP']:,}, FD {c['FD']:,}, FA {c['FA']:,}, "
-          f"FN {c['FN']:,}, TN {c['TN']:,}), {c['without_confidence']:,} without confidence")
-    print(f"WOA {_fmt(result, 'woa')}, F1 {_fmt(result, 'f1')}")
+          f"{rows:,} entities (TP {tp:,}, FD {fd:,}, FA {fa:,}, "
+          f"FN {fn:,}, TN {c['TN']:,}), {c['without_confidence']:,} without confidence")
+    print(f"WOA {woa}, F1 {f1}")
     for key, text in (
             ("docs_missing_prediction",
              "truth documents without a prediction (scored as all missing)"),
@@ -280,7 +304,7 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
             ("unscored_truth_fields", "truth fields not in the schema (ignored)")):
         if c.get(key):
             print(f"note: {c[key]:,} {text}")
-    print(f"wrote {args.output}")
+    print(f"wrote {path}")
     return 0
 
 
@@ -341,10 +365,60 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
                   notes=[_DEMO_NOTE])
 
 
+def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
+    import shutil
+    import tempfile
+
+    from .io import iter_entities
+    from .report import (
+        _check_by,
+        _check_destination,
+        _publish,
+        format_runs,
+        merge_summaries,
+        runs_table,
+        summarize_runs,
+        to_markdown,
+    )
+
+    if args.bootstrap:
+        console.say("--sketch: no bootstrap intervals (they resample rows, which a sketch "
+                    "does not keep); use --bootstrap 0 to silence this")
+    by = args.by
+    if by is None:  # the metadata columns of the first table, as compare_runs; from its header
+        first = next(iter_entities(args.entities[0], chunk_rows=1))
+        by = _check_by(None, first)
+    summaries: dict[Any, Any] = {}
+    for path in args.entities:
+        # only the required columns and the run columns are decoded (Parquet)
+        for chunk in iter_entities(path, columns=by):
+            summaries = merge_summaries(summaries, summarize_runs(chunk, by))
+    runs = runs_table(summaries, by or (), budgets=args.budgets, n_bins=args.bins)
+    out = Path(args.out)
+    _check_destination(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        runs.to_csv(staging / "metrics.csv", index=False)
+        (staging / "report.md").write_text(
+            f"# {args.title}\n\nComputed from calibration sketches (exact; no bootstrap "
+            f"intervals).\n\n{to_markdown(format_runs(runs))}\n", encoding="utf-8")
+        _publish(staging, out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    _print_table(runs)
+    print(f"\nreport: {out / 'report.md'}")
+    return 0
+
+
 def _report(args: argparse.Namespace, console: _Console) -> int:
     import pandas as pd
 
     from .io import read_entities
+
+    if args.sketch:
+        return _report_sketched(args, console)
 
     tables = [read_entities(path) for path in args.entities]
     entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
@@ -387,7 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     debug = getattr(args, "debug", False)
     console = _Console(sys.stderr, forced=getattr(args, "progress", False))
-    command = {"demo": _demo, "score": _score, "report": _report}[args.command]
+    command = {"demo": _demo, "score": _score, "report": _report,
+               "qa": lambda qa_args, _console: run_qa(qa_args)}[args.command]
     try:
         return command(args, console)
     except KeyboardInterrupt:

@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ __all__ = [
     "ENTITY_FORMATS",
     "REQUIRED_ENTITY_COLUMNS",
     "check_entities",
+    "iter_documents",
+    "iter_entities",
     "read_documents",
     "read_entities",
     "write_entities",
@@ -72,12 +74,20 @@ def _check_doc_id(doc_id: Any, where: str) -> None:
             f"{where}: doc_id must be a non-empty string or an integer; found {doc_id!r}")
 
 
-def _read_jsonl(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
-    documents: dict[Any, Any] = {}
-    where_of: dict[Any, str] = {}
+def _iter_jsonl(path: Path) -> Iterator[tuple[Any, dict[str, Any], str]]:
+    """(doc_id, document, where) per non-blank line, read one line at a time.
+
+    Repeated doc ids are not checked here: the callers keep the set of ids (whole-file
+    readers) or leave it to the scorer (streaming), whichever holds the ids anyway.
+    """
+    return _iter_lines(path, _open_text(path))
+
+
+def _iter_lines(path: Path, lines: Iterable[tuple[int, str]]
+                ) -> Iterator[tuple[Any, dict[str, Any], str]]:
     hint = (" (a .json file is read as JSONL, one document per line; for one JSON file per "
             "document, give their folder)") if path.suffix == ".json" else ""
-    for number, line in _open_text(path):
+    for number, line in lines:
         if not line.strip():
             continue  # blank lines carry no data
         where = f"{path}, line {number}"
@@ -99,6 +109,13 @@ def _read_jsonl(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
             raise ValidationError(
                 f"{where}: document must be a JSON object of field names to values; found a "
                 f"JSON {type(document).__name__}")
+        yield doc_id, document, where
+
+
+def _read_jsonl(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
+    documents: dict[Any, Any] = {}
+    where_of: dict[Any, str] = {}
+    for doc_id, document, where in _iter_jsonl(path):
         if doc_id in documents:
             raise ValidationError(
                 f"{where}: doc_id must be unique; found {doc_id!r} again (first at "
@@ -108,15 +125,29 @@ def _read_jsonl(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
     return documents, where_of
 
 
-def _read_folder(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
+def _iter_folder(path: Path) -> Iterator[tuple[Any, dict[str, Any], str]]:
+    """(doc_id, document, where) per ``<doc_id>.json`` file, in sorted file-name order."""
+    # The listing is checked first so that a stray entry fails before any document is used.
+    return _iter_folder_files(path, _folder_entries(path))
+
+
+def _folder_entries(path: Path) -> list[Path]:
     entries = sorted(p for p in path.iterdir() if not p.name.startswith("."))
     others = [p.name for p in entries if not (p.is_file() and p.suffix == ".json")]
     if others:
         raise ValidationError(
             f"{path}: a folder of documents must hold only <doc_id>.json files (hidden files "
             f"aside); found {len(others)} other entries, first {others[0]!r}")
-    documents: dict[Any, Any] = {}
-    where_of: dict[Any, str] = {}
+    return entries
+
+
+def _iter_folder_names(path: Path) -> Iterator[tuple[Any, None, str]]:
+    for file in _folder_entries(path):
+        yield file.stem, None, str(file)
+
+
+def _iter_folder_files(path: Path, entries: Iterable[Path]
+                       ) -> Iterator[tuple[Any, dict[str, Any], str]]:
     for file in entries:
         try:
             document = json.loads(file.read_bytes().decode("utf-8"))
@@ -132,9 +163,59 @@ def _read_folder(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
             raise ValidationError(
                 f"{file}: must hold one JSON object (the document); found a JSON "
                 f"{type(document).__name__}")
-        documents[file.stem] = document
-        where_of[file.stem] = str(file)
+        yield file.stem, document, str(file)
+
+
+def _read_folder(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
+    documents: dict[Any, Any] = {}
+    where_of: dict[Any, str] = {}
+    for doc_id, document, where in _iter_folder(path):
+        documents[doc_id] = document
+        where_of[doc_id] = where
     return documents, where_of
+
+
+def _iter_documents(path: str | os.PathLike[str]) -> Iterator[tuple[Any, dict[str, Any], str]]:
+    path = Path(path)
+    if path.is_dir():
+        yield from _iter_folder(path)
+    elif path.is_file():
+        yield from _iter_jsonl(path)
+    else:
+        raise ValidationError(f"{path}: must be a JSONL file or a folder of JSON files; "
+                              "found nothing at that path")
+
+
+def iter_documents(path: str | os.PathLike[str]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Stream (doc_id, document) pairs from a JSONL file or a folder, one at a time.
+
+    The streaming twin of :func:`read_documents`: the same formats and the same errors
+    (naming the file and line), raised when the offending line is reached, but only one
+    document is held at a time. Repeated doc ids are *not* checked here (that needs the
+    set of ids, which :func:`confcal.scoring.score_documents_iter` keeps).
+
+    Parameters
+    ----------
+    path : path-like
+        A JSONL file (``.gz`` allowed) of ``{"doc_id": ..., "document": {...}}`` lines, or a
+        folder of ``<doc_id>.json`` files.
+
+    Yields
+    ------
+    (doc_id, document)
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "truth.jsonl"
+    ...     _ = path.write_text('{"doc_id": "inv-1", "document": {"Agency": "ACME"}}\\n\\n'
+    ...                         '{"doc_id": 2, "document": {"Agency": "Zenith"}}\\n')
+    ...     list(iter_documents(path))
+    [('inv-1', {'Agency': 'ACME'}), (2, {'Agency': 'Zenith'})]
+    """
+    for doc_id, document, _ in _iter_documents(path):
+        yield doc_id, document
 
 
 def _read_documents(path: str | os.PathLike[str]) -> tuple[dict[Any, Any], dict[Any, str]]:
@@ -191,6 +272,146 @@ def read_documents(path: str | os.PathLike[str]) -> dict[Any, dict[str, Any]]:
     return _read_documents(path)[0]
 
 
+class _PredictionIndex:
+    """doc_id -> where its document is in a prediction file, to fetch documents one by one.
+
+    Used by :func:`_paired_documents` when the prediction file is not in truth order. A
+    JSONL file is indexed by byte offset (a ``.gz`` file is first decompressed once to a
+    temporary file, because seeking backwards in gzip re-reads from the start); a folder
+    needs no index (each document is its own file). Memory: about 200 bytes per document.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.folder = path.is_dir()
+        self.entries: dict[Any, tuple[int, int, int]] = {}  # id -> (offset, line, ordinal)
+        self.used = bytearray()
+        self._tmp: Any = None
+        if self.folder:
+            for ordinal, (doc_id, _, where) in enumerate(_iter_folder_names(path)):
+                self.entries[doc_id] = (0, 0, ordinal)
+            self.used = bytearray(len(self.entries))
+            return
+        if path.name.endswith(".gz"):
+            self._tmp = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the index)
+            with gzip.open(path, "rb") as src:
+                while block := src.read(1 << 20):
+                    self._tmp.write(block)
+            self._tmp.seek(0)
+            fh = self._tmp
+        else:
+            fh = open(path, "rb")  # noqa: SIM115  (closed in close(), after the last seek)
+        self._fh = fh
+        offset, ordinal = 0, 0
+        for number, raw in enumerate(fh, start=1):
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            doc_id, _ = self._parse(raw, number)
+            if doc_id in self.entries:
+                raise ValidationError(
+                    f"{path}, line {number}: doc_id must be unique; found {doc_id!r} again "
+                    f"(first at line {self.entries[doc_id][1]})")
+            self.entries[doc_id] = (start, number, ordinal)
+            ordinal += 1
+        self.used = bytearray(ordinal)
+
+    def _parse(self, raw: bytes, number: int) -> tuple[Any, dict[str, Any]]:
+        # The same checks and messages as the streaming reader, for one line.
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(
+                f"{self.path}, line {number}: must be UTF-8 text; found an undecodable byte "
+                f"at position {exc.start}") from None
+        doc_id, document, _ = next(_iter_lines(self.path, [(number, line)]))
+        return doc_id, document
+
+    def get(self, doc_id: Any) -> tuple[dict[str, Any], str] | None:
+        """The document and where it was read, or None when the file has no such id."""
+        entry = self.entries.get(doc_id)
+        if entry is None:
+            return None
+        offset, number, ordinal = entry
+        self.used[ordinal] = 1
+        if self.folder:
+            file = self.path / f"{doc_id}.json"
+            return next(_iter_folder_files(self.path, [file]))[1], str(file)
+        self._fh.seek(offset)
+        return self._parse(self._fh.readline(), number)[1], f"{self.path}, line {number}"
+
+    def unused(self, consumed: int) -> tuple[int, Any, int]:
+        """How many records past the ``consumed`` read in order were never fetched, and the
+        first of them (doc_id, line)."""
+        count, first = 0, (None, 0)
+        for doc_id, (_, number, ordinal) in self.entries.items():
+            if ordinal >= consumed and not self.used[ordinal]:
+                if count == 0:
+                    first = (doc_id, number)
+                count += 1
+        return count, first[0], first[1]
+
+    def close(self) -> None:
+        if not self.folder:
+            self._fh.close()
+
+
+def _paired_documents(
+    truth_path: str | os.PathLike[str], pred_path: str | os.PathLike[str],
+    recent: dict[Any, tuple[str, str | None]] | None = None, keep: int = 10_000,
+) -> Iterator[tuple[Any, dict[str, Any], dict[str, Any] | None]]:
+    """(doc_id, truth, prediction or None) for every truth document, streaming both files.
+
+    Predictions in the truth's order (what a pipeline usually writes) are read in lockstep:
+    one document of each file in memory. At the first out-of-order or absent prediction,
+    the prediction file is indexed (:class:`_PredictionIndex`) and read by seeking; the
+    documents read in lockstep so far stay valid. A prediction whose doc id is not in the
+    truth (or is repeated) is an error naming its file and line.
+
+    ``recent``, when given, receives doc_id -> (truth location, prediction location) of the
+    last ``keep`` documents, so that a scoring error can say where its document was read.
+    """
+    truth_path, pred_path = Path(truth_path), Path(pred_path)
+    preds = _iter_documents(pred_path)
+    pending = next(preds, None)
+    consumed = 0  # prediction records paired in lockstep, read in file order
+    index: _PredictionIndex | None = None
+    seen_truth = False
+    try:
+        for doc_id, truth, t_where in _iter_documents(truth_path):
+            seen_truth = True
+            pred: dict[str, Any] | None = None
+            p_where: str | None = None
+            if index is None and pending is not None and pending[0] == doc_id:
+                _, pred, p_where = pending
+                pending = next(preds, None)
+                consumed += 1
+            elif index is None and pending is not None:
+                index = _PredictionIndex(pred_path)
+            if index is not None:
+                hit = index.get(doc_id)
+                if hit is not None:
+                    pred, p_where = hit
+            if recent is not None:
+                recent[doc_id] = (t_where, p_where)
+                if len(recent) > keep:
+                    del recent[next(iter(recent))]
+            yield doc_id, truth, pred
+        if index is None and pending is not None and seen_truth:
+            # Left over after lockstep pairing: strays or repeats; the index tells which.
+            index = _PredictionIndex(pred_path)
+        if index is not None:
+            count, stray, line = index.unused(consumed)
+            if count:
+                where = f"{pred_path}, line {line}" if line else f"{pred_path / f'{stray}.json'}"
+                raise ValidationError(
+                    f"{where}: every predicted doc_id must be in the truth ({truth_path}); "
+                    f"found {count} that are not, first {stray!r}")
+    finally:
+        if index is not None:
+            index.close()
+
+
 # ------------------------------------------------------------------------ entity tables
 def _suffix(path: Path) -> str:
     name = path.name.lower()
@@ -203,6 +424,97 @@ def _as_text(value: Any) -> str | None:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         return repr(value)  # keep "100.0" distinct from the string "100"
     return str(value)
+
+
+def _as_written(entities: pd.DataFrame) -> pd.DataFrame:
+    """The table as written: doc_id, truth and prediction as text (one type per column)."""
+    frame = entities.copy(deep=False)
+    frame["doc_id"] = frame["doc_id"].map(str) if "doc_id" in frame else None
+    for column in _VALUE_COLUMNS:
+        if column in frame:
+            frame[column] = pd.Series([_as_text(v) for v in frame[column]], dtype=object,
+                                      index=frame.index)
+    return frame
+
+
+class _ChunkWriter:
+    """Write an entity table chunk by chunk: Parquet row groups, or CSV rows appended.
+
+    Like :func:`write_entities`, the file is written under a temporary name and renamed
+    into place by :meth:`close`; :meth:`abort` removes it. Every chunk must have the
+    columns of the first (the Parquet schema is fixed by it; text columns are typed as
+    strings up front so that a chunk whose values are all missing still fits).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.suffix = _suffix(self.path)
+        if self.suffix not in ENTITY_FORMATS:
+            raise ValidationError(
+                f"path must end in one of {', '.join(ENTITY_FORMATS)}; found {self.path.name!r}")
+        if self.suffix == ".parquet":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise ValidationError(
+                    f"{self.path}: writing Parquet needs pyarrow; found it not installed (pip "
+                    "install 'confcal[cli]', or write .csv)") from None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                   dir=self.path.parent)
+        os.close(fd)
+        self.tmp = Path(tmp)
+        self._writer: Any = None
+        self._columns: list[str] | None = None
+        self.rows = 0
+
+    def write(self, entities: pd.DataFrame) -> None:
+        frame = _as_written(entities)
+        if self._columns is None:
+            self._columns = list(frame.columns)
+        elif list(frame.columns) != self._columns:
+            raise ValidationError(
+                f"{self.path}: every chunk must have the columns of the first "
+                f"{self._columns}; found {list(frame.columns)}")
+        if self.suffix == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            if self._writer is None:
+                schema = pa.Schema.from_pandas(frame, preserve_index=False)
+                for column in ("doc_id", *_VALUE_COLUMNS):
+                    if column in frame:
+                        i = schema.get_field_index(column)
+                        schema = schema.set(i, pa.field(column, pa.string()))
+                self._schema = schema
+                self._writer = pq.ParquetWriter(self.tmp, schema)
+            table = pa.Table.from_pandas(frame, schema=self._schema, preserve_index=False)
+            self._writer.write_table(table)  # one row group per chunk
+        else:
+            if self._writer is None:
+                # open across write() calls; closed by close() or abort()
+                self._writer = (gzip.open(self.tmp, "wt", encoding="utf-8", newline="")  # noqa: SIM115
+                                if self.suffix == ".csv.gz"
+                                else open(self.tmp, "w", encoding="utf-8", newline=""))  # noqa: SIM115
+                frame.to_csv(self._writer, index=False)
+            else:
+                frame.to_csv(self._writer, index=False, header=False)
+        self.rows += len(frame)
+
+    def close(self) -> Path:
+        if self._writer is None:
+            self.abort()
+            raise ValidationError(f"{self.path}: nothing to write; found no rows")
+        self._writer.close()
+        os.replace(self.tmp, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        try:
+            if self._writer is not None:
+                self._writer.close()
+        finally:
+            self.tmp.unlink(missing_ok=True)
 
 
 def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
@@ -236,12 +548,7 @@ def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path
     if not isinstance(entities, pd.DataFrame):
         raise ValidationError(f"entities must be a pandas DataFrame; found "
                               f"{type(entities).__name__}")
-    frame = entities.copy(deep=False)
-    frame["doc_id"] = frame["doc_id"].map(str) if "doc_id" in frame else None
-    for column in _VALUE_COLUMNS:
-        if column in frame:
-            frame[column] = pd.Series([_as_text(v) for v in frame[column]], dtype=object,
-                                      index=frame.index)
+    frame = _as_written(entities)
     if suffix == ".parquet":
         try:
             import pyarrow  # noqa: F401  (a clear message instead of pandas' ImportError)
@@ -322,6 +629,89 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
             frame[column] = frame[column].astype(object)
     frame = frame.reset_index(drop=True)
     return check_entities(frame, name=str(path), row=row, offset=offset)
+
+
+def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None,
+                  chunk_rows: int = 1_000_000) -> Iterator[pd.DataFrame]:
+    """Read an entity table in chunks, each checked like :func:`read_entities`.
+
+    Parquet is read one row-group batch at a time and only ``columns`` (plus
+    :data:`REQUIRED_ENTITY_COLUMNS`) are decoded; CSV is read ``chunk_rows`` rows at a
+    time. Errors name the file and the row (Parquet, 0-based over the whole file) or line
+    (CSV) as :func:`read_entities` does.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.parquet``, ``.csv`` or ``.csv.gz``.
+    columns : sequence of str, optional
+        Columns wanted besides the required ones; default every column.
+    chunk_rows : int, default 1,000,000
+        Rows per chunk (at most).
+
+    Yields
+    ------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from confcal.datasets import load_demo
+    >>> entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_entities(entities, pathlib.Path(tmp) / "entities.csv")
+    ...     sizes = [len(c.columns) for c in iter_entities(path, columns=["model"], chunk_rows=2_500)]
+    >>> len(sizes), sizes[0]   # 6,155 rows in chunks of 2,500; 7 required columns and model
+    (3, 8)
+    """
+    path = Path(path)
+    suffix = _suffix(path)
+    if suffix not in ENTITY_FORMATS:
+        raise ValidationError(
+            f"{path}: an entity table must end in one of {', '.join(ENTITY_FORMATS)}; "
+            f"found {path.name!r}")
+    if not path.is_file():
+        raise ValidationError(f"{path}: must be an entity table file; found nothing there")
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
+        raise ValidationError(f"chunk_rows must be an integer >= 1; found {chunk_rows!r}")
+    wanted = None if columns is None else list(dict.fromkeys([*REQUIRED_ENTITY_COLUMNS, *columns]))
+    text_columns = {c: str for c in ("doc_id", "field", "outcome", *_VALUE_COLUMNS)}
+    try:
+        if suffix == ".parquet":
+            try:
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise ValidationError(
+                    f"{path}: reading Parquet needs pyarrow; found it not installed (pip "
+                    "install 'confcal[cli]')") from None
+            parquet = pq.ParquetFile(path)
+            names = parquet.schema_arrow.names
+            absent = [c for c in (wanted or []) if c not in names]
+            if absent:
+                raise ValidationError(
+                    f"{path} must have the columns {wanted}; found {len(absent)} missing: "
+                    f"{absent}")
+            chunks: Iterator[pd.DataFrame] = (
+                batch.to_pandas() for batch in parquet.iter_batches(batch_size=chunk_rows,
+                                                                    columns=wanted))
+            row, base = "row", 0
+        else:
+            chunks = pd.read_csv(path, dtype=text_columns, keep_default_na=False, na_values=[""],
+                                 usecols=(lambda c: c in wanted) if wanted else None,
+                                 chunksize=chunk_rows)
+            row, base = "line", 2
+        seen = 0
+        for frame in chunks:
+            for column in ("field", "outcome"):
+                if column in frame and isinstance(frame[column].dtype, pd.CategoricalDtype):
+                    frame[column] = frame[column].astype(object)
+            frame = frame.reset_index(drop=True)
+            yield check_entities(frame, name=str(path), row=row, offset=base + seen)
+            seen += len(frame)
+    except ValidationError:
+        raise
+    except (ValueError, OSError, EOFError, zlib.error) as exc:
+        raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}") from None
 
 
 def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:

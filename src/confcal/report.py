@@ -21,7 +21,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,9 +41,11 @@ from .exceptions import UndefinedMetricWarning, ValidationError
 from .io import check_entities
 from .metrics import BINNINGS, calibration_report
 from .scoring import ENTITY_COLUMNS
+from .sketch import CalibrationSketch
 
-__all__ = ["WrittenReport", "compare_runs", "format_runs", "to_html", "to_markdown",
-           "write_report"]
+__all__ = ["RunSummary", "WrittenReport", "compare_runs", "compare_runs_sketched",
+           "format_runs", "merge_summaries", "runs_table", "summarize_runs", "to_html",
+           "to_markdown", "write_report"]
 
 _REPORT_FILES = ("report.html", "report.md", "metrics.csv", "reliability.png",
                  "auroc_vs_woa.png", "ecarb_curve.png")
@@ -299,6 +301,213 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
                       "confidence_level": level, "n_bins": n_bins, "binning": binning,
                       "seed": seed})
     return out
+
+
+# ------------------------------------------------------------------ sketched (streamed)
+@dataclass(frozen=True, eq=False)
+class RunSummary:
+    """What :func:`compare_runs` needs of one run, without its rows; mergeable.
+
+    Built from entity rows with :meth:`from_entities` and combined with :meth:`merge`
+    (associative and commutative), so a run spread over files, row groups or Dask
+    partitions is summarised piece by piece. The calibration part is a
+    :class:`~confcal.sketch.CalibrationSketch` (exact); WOA and F1 are sums.
+
+    Attributes
+    ----------
+    doc_ids : frozenset
+        Distinct doc ids (for ``n_documents``): the one part that grows with the data,
+        ~100 bytes per document.
+    n_entities, n_without_confidence : int
+    weight, weighted_similarity : float
+        Σ weight and Σ weight·similarity over the evaluated (non-TN) rows (WOA's terms).
+    tp, f1_denominator : int
+        TP and 2·TP + 2·FD + FA + FN (F1's terms).
+    sketch : CalibrationSketch
+        Of the rows that carry a confidence (correct = TP or TN).
+    """
+
+    doc_ids: frozenset[Any]
+    n_entities: int
+    n_without_confidence: int
+    weight: float
+    weighted_similarity: float
+    tp: int
+    f1_denominator: int
+    sketch: CalibrationSketch
+
+    @classmethod
+    def from_entities(cls, entities: pd.DataFrame) -> RunSummary:
+        """Summarise rows of one run; they are checked with :func:`~confcal.io.check_entities`."""
+        return cls._from_checked(check_entities(entities))
+
+    @classmethod
+    def _from_checked(cls, frame: pd.DataFrame) -> RunSummary:
+        outcome = frame["outcome"].astype(object).to_numpy()
+        evaluated = outcome != "TN"
+        w = frame["weight"].to_numpy(dtype=np.float64)[evaluated]
+        s = frame["similarity"].to_numpy(dtype=np.float64)[evaluated]
+        confidence = frame["confidence"].to_numpy(dtype=np.float64)
+        has = ~np.isnan(confidence)
+        n_tp = int((outcome == "TP").sum())
+        n_fd = int((outcome == "FD").sum())
+        n_fa_fn = int(np.isin(outcome, np.array(["FA", "FN"], dtype=object)).sum())
+        return cls(
+            doc_ids=frozenset(frame["doc_id"].tolist()), n_entities=len(frame),
+            n_without_confidence=int((~has).sum()), weight=float(w.sum()),
+            weighted_similarity=float(np.dot(w, s)), tp=n_tp,
+            f1_denominator=2 * n_tp + 2 * n_fd + n_fa_fn,
+            sketch=(CalibrationSketch.from_arrays(frame["correct"].to_numpy(dtype=bool)[has],
+                                                  confidence[has])
+                    if has.any() else CalibrationSketch.empty()))
+
+    def merge(self, other: RunSummary) -> RunSummary:
+        """The summary of both parts."""
+        if not isinstance(other, RunSummary):
+            raise ValidationError(f"other must be a RunSummary; found {type(other).__name__}")
+        return RunSummary(
+            self.doc_ids | other.doc_ids, self.n_entities + other.n_entities,
+            self.n_without_confidence + other.n_without_confidence,
+            self.weight + other.weight, self.weighted_similarity + other.weighted_similarity,
+            self.tp + other.tp, self.f1_denominator + other.f1_denominator,
+            self.sketch.merge(other.sketch))
+
+    def metrics(self, label: str, *, budgets: tuple[float, ...], n_bins: int,
+                binning: str) -> dict[str, Any]:
+        """The row of :func:`compare_runs` (without intervals); warnings name ``label``."""
+        nan = math.nan
+        woa = self.weighted_similarity / self.weight if self.weight > 0 else nan
+        f1 = 2 * self.tp / self.f1_denominator if self.f1_denominator else nan
+        if math.isnan(woa):
+            _warn(label, "woa is undefined: every row is TN; returning NaN")
+        if math.isnan(f1):
+            _warn(label, "f1 is undefined: every row is TN; returning NaN")
+        row: dict[str, Any] = {
+            "n_documents": len(self.doc_ids), "n_entities": self.n_entities,
+            "n_without_confidence": self.n_without_confidence, "woa": woa, "f1": f1,
+            "auroc": nan, "ece": nan, "brier": nan}
+        ecarbs = ceilings = {b: nan for b in budgets}
+        if self.sketch.n == 0:
+            _warn(label, f"no entity carries a confidence (all {self.n_entities} rows); "
+                         "calibration metrics are NaN")
+        else:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UndefinedMetricWarning)
+                rep = self.sketch.report(budgets=budgets, n_bins=n_bins, binning=binning)
+            for message in dict.fromkeys(str(w.message) for w in caught
+                                         if issubclass(w.category, UndefinedMetricWarning)):
+                _warn(label, message)
+            row.update(auroc=rep.auroc, ece=rep.ece, brier=rep.brier)
+            ecarbs, ceilings = dict(rep.ecarb), dict(rep.ecarb_ceiling)
+        for b in budgets:
+            row[f"ecarb@{b:g}"] = ecarbs[b]
+            row[f"ecarb_ceiling@{b:g}"] = ceilings[b]
+        return row
+
+
+def _key_part(value: Any) -> Any:
+    # NaN != NaN: missing values of a group key are made one key, as groupby(dropna=False) does
+    return None if _is_missing_scalar(value) else value
+
+
+def _is_missing_scalar(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...], RunSummary]:
+    """One :class:`RunSummary` per group of ``by`` values (missing values: key None).
+
+    Summaries of different tables merge with :func:`merge_summaries`; :func:`runs_table`
+    turns them into the :func:`compare_runs` table.
+    """
+    frame = check_entities(entities)
+    by = _check_by(list(by), frame)
+    if not by:
+        return {(): RunSummary._from_checked(frame)}
+    out: dict[tuple[Any, ...], RunSummary] = {}
+    for key, group in frame.groupby(list(by), sort=False, dropna=False, observed=True):
+        key = tuple(_key_part(k) for k in (key if isinstance(key, tuple) else (key,)))
+        summary = RunSummary._from_checked(group)
+        out[key] = out[key].merge(summary) if key in out else summary
+    return out
+
+
+def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary]
+                    ) -> dict[tuple[Any, ...], RunSummary]:
+    """Merge per-group summaries; groups keep the order of first appearance."""
+    out: dict[tuple[Any, ...], RunSummary] = {}
+    for part in parts:
+        for key, summary in part.items():
+            out[key] = out[key].merge(summary) if key in out else summary
+    return out
+
+
+def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], *,
+               budgets: Sequence[float] = (0.3,), n_bins: int = 5,
+               binning: str = "quantile") -> pd.DataFrame:
+    """The :func:`compare_runs` table (``bootstrap=0``) from merged summaries."""
+    budgets = check_budgets(budgets)
+    n_bins = check_n_bins(n_bins)
+    binning = check_option(binning, "binning", BINNINGS)
+    if not summaries:
+        raise ValidationError("summaries must hold at least one group; found 0")
+    rows = []
+    for key, summary in summaries.items():
+        row = dict(zip(by, key))
+        row.update(summary.metrics(_group_label(by, key), budgets=budgets, n_bins=n_bins,
+                                   binning=binning))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out.attrs.update({"by": list(by), "budgets": list(budgets), "bootstrap": 0,
+                      "n_bins": n_bins, "binning": binning, "sketched": True})
+    return out
+
+
+def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[str] | None = None,
+                          budgets: Sequence[float] = (0.3,), n_bins: int = 5,
+                          binning: str = "quantile") -> pd.DataFrame:
+    """:func:`compare_runs` over a stream of entity tables, holding one at a time.
+
+    Each table (a chunk: a Parquet row group, a CSV chunk, a partition) is summarised per
+    group into a :class:`RunSummary` (calibration as a
+    :class:`~confcal.sketch.CalibrationSketch`), the summaries are merged, and the table is
+    computed from them. The result equals ``compare_runs(pd.concat(tables), by=by,
+    bootstrap=0)``: counts, AUROC and ECARB exactly, WOA, F1, ECE and Brier up to
+    floating-point summation order. Memory: the sketches (O(distinct confidences)) and the
+    doc ids of each group. Bootstrap intervals need the rows and are not available here.
+
+    Parameters
+    ----------
+    tables : iterable of pandas.DataFrame
+        Entity tables; ``by`` (default: the metadata columns of the first table) must be
+        columns of every one.
+    by, budgets, n_bins, binning
+        As in :func:`compare_runs`.
+
+    Examples
+    --------
+    >>> from confcal.datasets import load_demo
+    >>> entities = load_demo().score(tiers=["high"]).entities
+    >>> chunks = (entities.iloc[i:i + 5000] for i in range(0, len(entities), 5000))
+    >>> sketched = compare_runs_sketched(chunks, by="model", budgets=(0.3,))
+    >>> exact = compare_runs(entities, by="model", budgets=(0.3,))
+    >>> bool(((sketched["auroc"] - exact["auroc"]).abs() < 1e-12).all())
+    True
+    """
+    if isinstance(tables, pd.DataFrame):
+        tables = [tables]
+    summaries: dict[tuple[Any, ...], RunSummary] = {}
+    columns: tuple[str, ...] | None = None
+    for table in tables:
+        if columns is None:
+            columns = _check_by(by, check_entities(table))
+        summaries = merge_summaries(summaries, summarize_runs(table, columns))
+    if columns is None:
+        raise ValidationError("tables must hold at least one entity table; found 0")
+    return runs_table(summaries, columns, budgets=budgets, n_bins=n_bins, binning=binning)
 
 
 # ------------------------------------------------------------------------- formatting

@@ -1,0 +1,360 @@
+"""Scoring and calibration on Dask: documents and entities spread over partitions and workers.
+
+Needs the ``dask`` extra (``pip install 'confcal[dask]'``: ``dask[dataframe]`` and
+``distributed``); dask is imported inside the functions, so ``import confcal.dask`` works
+without it and fails only when a function is called.
+
+- :func:`score` pairs truth and predicted documents (dask bags of JSON lines or dicts, or
+  dask DataFrames) by doc id and scores each partition with
+  :func:`confcal.scoring.score_documents`, giving a dask DataFrame entity table.
+- :func:`calibration_report` builds one :class:`~confcal.sketch.CalibrationSketch` per
+  partition (and group), merges them in a tree reduction, and reports from the merged
+  sketch: the same numbers as :func:`confcal.calibration_report` on the collected arrays
+  (AUROC and ECARB exactly, ECE and Brier up to summation order), without collecting rows.
+- :func:`compare_runs` does the same for the whole :func:`confcal.report.compare_runs`
+  table (no bootstrap intervals).
+
+Every step is a pure function of its partition, so a task lost with a worker is recomputed
+by Dask elsewhere with the same result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .exceptions import ValidationError
+from .io import _as_written
+from .metrics import CalibrationReport
+from .report import RunSummary, _check_by, merge_summaries, runs_table, summarize_runs
+from .schema import Schema
+from .scoring import score_documents
+from .sketch import CalibrationSketch
+
+__all__ = ["calibration_report", "compare_runs", "score"]
+
+_SPLIT_EVERY = 8  # partitions merged per task of the tree reduction
+
+
+def _dask() -> Any:
+    try:
+        import dask
+        import dask.dataframe
+    except ImportError:
+        raise ImportError("confcal.dask needs dask: pip install 'confcal[dask]' "
+                          "(dask[dataframe] and distributed)") from None
+    return dask
+
+
+# ----------------------------------------------------------------------------- inputs
+def _record(item: Any, name: str) -> dict[str, str]:
+    """One bag item -> {"doc_id": text, "document": JSON text}."""
+    if isinstance(item, (str, bytes)):
+        try:
+            item = json.loads(item)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(
+                f"{name} lines must be valid JSON; found an error at column {exc.pos + 1}: "
+                f"{exc.msg} in {item!r:.80}") from None
+    if not isinstance(item, dict) or item.keys() != {"doc_id", "document"}:
+        raise ValidationError(
+            f'{name} items must be objects with exactly the keys "doc_id" and "document"; '
+            f"found {item!r:.80}")
+    return {"doc_id": _doc_id(item["doc_id"], name), "document": _document(item["document"], name)}
+
+
+def _doc_id(value: Any, name: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise ValidationError(f"{name} doc_id must be a non-empty string or an integer; "
+                              f"found {value!r}")
+    # ids travel as text (as in written entity tables): a shuffle needs one type per column
+    return str(value)
+
+
+def _document(value: Any, name: str) -> str:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"{name} document must be a JSON object; found invalid JSON "
+                                  f"({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise ValidationError(f"{name} document must be a JSON object of field names to "
+                              f"values; found {type(value).__name__}")
+    return json.dumps(value)
+
+
+def _as_frame(docs: Any, name: str) -> Any:
+    """A dask DataFrame (doc_id: str, document: JSON str) from a bag or a DataFrame."""
+    _dask()
+    import dask.bag as db
+    import dask.dataframe as dd
+
+    meta = pd.DataFrame({"doc_id": pd.Series(dtype=object), "document": pd.Series(dtype=object)})
+    if isinstance(docs, db.Bag):
+        return docs.map(_record, name).to_dataframe(meta=meta)
+    if isinstance(docs, dd.DataFrame):
+        missing = [c for c in ("doc_id", "document") if c not in docs.columns]
+        if missing:
+            raise ValidationError(f"{name} must have the columns doc_id and document; found "
+                                  f"{list(docs.columns)}")
+
+        def convert(part: pd.DataFrame) -> pd.DataFrame:
+            return pd.DataFrame({
+                "doc_id": pd.Series([_doc_id(v, name) for v in part["doc_id"]], dtype=object),
+                "document": pd.Series([_document(v, name) for v in part["document"]],
+                                      dtype=object)})
+
+        return docs[["doc_id", "document"]].map_partitions(convert, meta=meta)
+    raise ValidationError(f"{name} must be a dask Bag (of JSON lines or dicts) or a dask "
+                          f"DataFrame with columns doc_id and document; found "
+                          f"{type(docs).__name__}")
+
+
+# ---------------------------------------------------------------------------- scoring
+def _empty_entities(schema: Schema) -> pd.DataFrame:
+    # The column types of a scored table: score one empty document, keep no rows.
+    frame = score_documents(schema, {"_": {}}, {}).entities.iloc[:0]
+    return _as_written(frame).reset_index(drop=True)
+
+
+def _score_partition(part: pd.DataFrame, schema: Schema, strict: bool) -> pd.DataFrame:
+    if len(part) == 0:
+        return _empty_entities(schema)
+    truths = [(d, json.loads(t)) for d, t in zip(part["doc_id"], part["truth"])]
+    preds = [(d, json.loads(p)) for d, p in zip(part["doc_id"], part["prediction"])
+             if isinstance(p, str)]  # NaN: no prediction for this truth document
+    result = score_documents(schema, truths, preds, strict=strict)
+    return _as_written(result.entities).reset_index(drop=True)
+
+
+def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False) -> Any:
+    """Score documents held by Dask; returns the entity table as a dask DataFrame.
+
+    Parameters
+    ----------
+    schema : Schema
+    truths, predictions : dask.bag.Bag or dask.dataframe.DataFrame
+        A bag of JSON lines ``{"doc_id": ..., "document": {...}}`` (``db.read_text``) or
+        of such dicts, or a DataFrame with columns ``doc_id`` and ``document`` (a dict or
+        its JSON text).
+    strict : bool, default False
+        As in :func:`confcal.scoring.score_documents`: raise (at compute time) on a truth
+        document without prediction or a predicted field outside the schema.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        The entity table (:data:`confcal.scoring.ENTITY_COLUMNS`), with ``doc_id``,
+        ``truth`` and ``prediction`` as text, as :func:`confcal.io.write_entities` writes
+        them. Rows of a document are together and in :func:`score_documents` order;
+        documents are in partition order after the join on doc id.
+
+    Raises
+    ------
+    ValidationError
+        Eagerly (one pass over the doc ids): a doc id repeated in truths or in predictions,
+        a predicted doc id absent from truths, no truth documents. At compute time: what
+        :func:`score_documents` raises for a document.
+
+    Notes
+    -----
+    With ``strict=False`` a truth document without a prediction is scored as all-missing
+    (its FN/TN rows are in the table), and keys outside the schema are ignored, as in
+    :func:`score_documents`; the per-call ``counts`` of those cases are not carried by a
+    DataFrame — use ``strict=True`` to have them raise.
+
+    Examples
+    --------
+    >>> import json, dask.bag as db
+    >>> from confcal.schemas import FCC_INVOICE
+    >>> truths = db.from_sequence([json.dumps({"doc_id": "a", "document": {"Agency": "ACME"}})])
+    >>> preds = db.from_sequence([{"doc_id": "a", "document":
+    ...                            {"Agency": {"value": "ACME", "confidence": 0.9}}}])
+    >>> table = score(FCC_INVOICE, truths, preds).compute(scheduler="sync")
+    >>> table.loc[table["field"] == "Agency", ["doc_id", "outcome", "confidence"]]
+      doc_id outcome  confidence
+    0      a      TP         0.9
+    """
+    dask = _dask()
+    if not isinstance(schema, Schema):
+        raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
+    if not isinstance(strict, bool):
+        raise ValidationError(f"strict must be True or False; found {strict!r}")
+    t = _as_frame(truths, "truths").rename(columns={"document": "truth"})
+    p = _as_frame(predictions, "predictions").rename(columns={"document": "prediction"})
+    t_counts = t["doc_id"].value_counts()
+    p_counts = p["doc_id"].value_counts()
+    stray = p[["doc_id"]].merge(t[["doc_id"]].assign(_in_truth=True), on="doc_id", how="left")
+    stray = stray[stray["_in_truth"].isna()]["doc_id"]
+    n_truth, t_rep, p_rep, strays = dask.compute(
+        t_counts.sum(), t_counts[t_counts > 1], p_counts[p_counts > 1], stray)
+    if n_truth == 0:
+        raise ValidationError("truths must contain at least one document; found 0")
+    for name, repeated in (("truths", t_rep), ("predictions", p_rep)):
+        if len(repeated):
+            first = min(repeated.index)
+            raise ValidationError(
+                f"{name} must not repeat a doc id; found {len(repeated)} repeated, first "
+                f"{first!r} ({int(repeated[first])} times)")
+    if len(strays):
+        raise ValidationError(
+            f"predictions doc ids must be doc ids of truths; found {len(strays)} absent from "
+            f"truths, first {min(strays)!r}")
+    joined = t.merge(p, on="doc_id", how="left")
+    return joined.map_partitions(_score_partition, schema, strict, meta=_empty_entities(schema))
+
+
+# ------------------------------------------------------------------------ reductions
+def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame], Any],
+                 merge: Callable[[list[Any]], Any], split_every: int) -> Any:
+    """summarize each partition, then merge ``split_every`` results per task until one."""
+    dask = _dask()
+    parts = [dask.delayed(summarize)(part) for part in ddf.to_delayed()]
+    while len(parts) > 1:
+        parts = [dask.delayed(merge)(parts[i:i + split_every])
+                 for i in range(0, len(parts), split_every)]
+    return parts[0].compute()
+
+
+def _check_ddf(ddf: Any) -> None:
+    _dask()
+    import dask.dataframe as dd
+
+    if not isinstance(ddf, dd.DataFrame):
+        raise ValidationError(f"ddf must be a dask DataFrame (an entity table); found "
+                              f"{type(ddf).__name__}")
+    needed = ("correct", "confidence")
+    missing = [c for c in needed if c not in ddf.columns]
+    if missing:
+        raise ValidationError(f"ddf must have the columns {list(needed)}; found "
+                              f"{len(missing)} missing: {missing}")
+
+
+def _check_split_every(split_every: Any) -> int:
+    if isinstance(split_every, bool) or not isinstance(split_every, (int, np.integer)) or (
+            split_every < 2):
+        raise ValidationError(f"split_every must be an integer >= 2; found {split_every!r}")
+    return int(split_every)
+
+
+def _partition_sketches(part: pd.DataFrame, by: tuple[str, ...]
+                        ) -> dict[tuple[Any, ...], CalibrationSketch]:
+    confidence = part["confidence"].to_numpy(dtype=np.float64)
+    has = ~np.isnan(confidence)
+    rows = part.loc[has]
+    out: dict[tuple[Any, ...], CalibrationSketch] = {}
+    if not by:
+        if len(rows):
+            out[()] = CalibrationSketch.from_arrays(rows["correct"].to_numpy(dtype=bool),
+                                                    confidence[has])
+        return out
+    for key, group in rows.groupby(list(by), sort=False, dropna=False, observed=True):
+        key = tuple(None if _missing(k) else k
+                    for k in (key if isinstance(key, tuple) else (key,)))
+        out[key] = CalibrationSketch.from_arrays(group["correct"].to_numpy(dtype=bool),
+                                                 group["confidence"].to_numpy(dtype=np.float64))
+    return out
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _merge_sketch_dicts(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
+                        ) -> dict[tuple[Any, ...], CalibrationSketch]:
+    out: dict[tuple[Any, ...], CalibrationSketch] = {}
+    for part in parts:
+        for key, sketch in part.items():
+            out[key] = out[key].merge(sketch) if key in out else sketch
+    return out
+
+
+def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
+                       budgets: Sequence[float] = (0.1, 0.2, 0.3, 0.5), n_bins: int = 5,
+                       binning: str = "quantile", split_every: int = _SPLIT_EVERY
+                       ) -> CalibrationReport | dict[tuple[Any, ...], CalibrationReport]:
+    """:func:`confcal.calibration_report` of a dask entity table, from merged sketches.
+
+    Each partition is summarised into one :class:`~confcal.sketch.CalibrationSketch` per
+    group (rows with a confidence; correct = the ``correct`` column), the sketches are
+    merged ``split_every`` at a time in a tree, and the report is computed from the final
+    sketch. Only sketches (O(distinct confidences) each) travel between workers.
+
+    Parameters
+    ----------
+    ddf : dask.dataframe.DataFrame
+        With columns ``correct`` and ``confidence`` (NaN: no confidence, left out as in
+        :meth:`~confcal.scoring.ExtractionResult.to_calibration`), and the ``by`` columns.
+    by : str or sequence of str, optional
+        Group columns; default one report for the whole table.
+    budgets, n_bins, binning
+        As in :func:`confcal.calibration_report`.
+    split_every : int, default 8
+        Sketches merged per task of the tree reduction.
+
+    Returns
+    -------
+    CalibrationReport, or dict of group key (tuple) -> CalibrationReport with ``by``
+        Groups in order of first appearance over the partitions; missing key values are
+        None. A group whose rows all lack a confidence has no report (it has no rows to
+        calibrate); it is absent from the dict.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd, confcal
+    >>> frame = pd.DataFrame({"correct": [True, False, True, True], "confidence": [0.9, 0.8, 0.7, 0.95]})
+    >>> rep = calibration_report(dd.from_pandas(frame, npartitions=2), budgets=(0.5,))
+    >>> rep.auroc == confcal.calibration_report(frame["correct"], frame["confidence"]).auroc
+    True
+    """
+    _check_ddf(ddf)
+    split_every = _check_split_every(split_every)
+    columns: tuple[str, ...] = () if by is None else _check_by(by, ddf._meta)
+    sketches = _tree_reduce(ddf, lambda part: _partition_sketches(part, columns),
+                            _merge_sketch_dicts, split_every)
+    if not sketches:
+        raise ValidationError("ddf must have at least one row with a confidence; found 0")
+    reports = {key: s.report(budgets=budgets, n_bins=n_bins, binning=binning)
+               for key, s in sketches.items()}
+    return reports[()] if by is None else reports
+
+
+def _merge_summary_dicts(parts: list[dict[tuple[Any, ...], RunSummary]]
+                         ) -> dict[tuple[Any, ...], RunSummary]:
+    return merge_summaries(*parts)
+
+
+def compare_runs(ddf: Any, *, by: str | Sequence[str] | None = None,
+                 budgets: Sequence[float] = (0.3,), n_bins: int = 5, binning: str = "quantile",
+                 split_every: int = _SPLIT_EVERY) -> pd.DataFrame:
+    """:func:`confcal.report.compare_runs` (without intervals) of a dask entity table.
+
+    Per partition and group a :class:`~confcal.report.RunSummary` (a calibration sketch,
+    WOA and F1 sums, the doc ids), merged in a tree; the table equals ``compare_runs`` on
+    the collected rows with ``bootstrap=0`` (up to floating-point summation order). The
+    doc ids of each group are the one part that grows with the data.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> from confcal.datasets import load_demo
+    >>> entities = load_demo().score(tiers=["high"], models=["sim-logprob"]).entities
+    >>> table = compare_runs(dd.from_pandas(entities, npartitions=3), by="model")
+    >>> table[["model", "n_documents", "auroc"]].round(3)
+             model  n_documents  auroc
+    0  sim-logprob           75  0.845
+    """
+    _check_ddf(ddf)
+    split_every = _check_split_every(split_every)
+    columns = _check_by(by, ddf._meta)
+    summaries = _tree_reduce(ddf, lambda part: summarize_runs(part, columns) if len(part) else {},
+                             _merge_summary_dicts, split_every)
+    return runs_table(summaries, columns, budgets=budgets, n_bins=n_bins, binning=binning)

@@ -1,0 +1,153 @@
+"""confcal.dask on a real two-process LocalCluster: same answers as one machine, and after
+a worker is killed mid-computation."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dask = pytest.importorskip("dask")
+db = pytest.importorskip("dask.bag")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+import confcal
+from confcal import dask as cdask
+from confcal.datasets import load_demo
+from confcal.exceptions import ValidationError
+from confcal.report import compare_runs
+from confcal.schemas import FCC_INVOICE
+from confcal.scoring import score_documents
+
+BUDGETS = (0.1, 0.3)
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None)
+    c = distributed.Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Any:
+    return load_demo()
+
+
+def _lines(docs: dict[str, Any]) -> list[str]:
+    return [json.dumps({"doc_id": d, "document": doc}) for d, doc in docs.items()]
+
+
+def _assert_reports_equal(a: Any, b: Any) -> None:
+    assert (a.n, a.n_errors) == (b.n, b.n_errors)
+    for name in ("accuracy", "auroc", "ece", "mce", "brier"):
+        assert abs(getattr(a, name) - getattr(b, name)) <= 1e-12, name
+    for budget in BUDGETS:
+        assert abs(a.ecarb[budget] - b.ecarb[budget]) <= 1e-12
+    pd.testing.assert_frame_equal(a.bins, b.bins, rtol=0, atol=1e-12)
+
+
+def test_score_and_report_equal_single_machine(client: Any, corpus: Any) -> None:
+    run = corpus.run("sim-logprob", "high")
+    preds = dict(run.predictions)
+    del preds[next(iter(preds))]  # a truth document without prediction: scored as missing
+    truths = db.from_sequence(_lines(corpus.truths), npartitions=4)
+    predictions = db.from_sequence(_lines(preds), npartitions=3)
+    ddf = cdask.score(FCC_INVOICE, truths, predictions)
+    local = score_documents(FCC_INVOICE, corpus.truths, preds)
+    got = ddf.compute().sort_values(["doc_id"], kind="stable", ignore_index=True)
+    want = local.entities.sort_values(["doc_id"], kind="stable", ignore_index=True)
+    assert len(got) == len(want)
+    for column in ("field", "outcome"):
+        assert got[column].astype(str).tolist() == want[column].astype(str).tolist()
+    assert got["correct"].tolist() == want["correct"].tolist()
+    np.testing.assert_array_equal(got["confidence"].to_numpy(), want["confidence"].to_numpy())
+    np.testing.assert_allclose(got["similarity"], want["similarity"], rtol=0, atol=1e-12)
+
+    correct, confidence, _ = local.to_calibration()
+    _assert_reports_equal(cdask.calibration_report(ddf, budgets=BUDGETS, split_every=2),
+                          confcal.calibration_report(correct, confidence, budgets=BUDGETS))
+
+
+def test_grouped_report_and_table(client: Any, corpus: Any) -> None:
+    entities = corpus.score(tiers=["clean", "high"]).entities
+    ddf = dd.from_pandas(entities, npartitions=7)
+    reports = cdask.calibration_report(ddf, by=["model", "tier"], budgets=BUDGETS)
+    assert len(reports) == 8
+    for (model, tier), rep in reports.items():
+        group = entities[(entities["model"] == model) & (entities["tier"] == tier)]
+        has = group["confidence"].notna()
+        _assert_reports_equal(rep, confcal.calibration_report(
+            group["correct"][has], group["confidence"][has], budgets=BUDGETS))
+    got = cdask.compare_runs(ddf, by=["model", "tier"], budgets=BUDGETS)
+    want = compare_runs(entities, by=["model", "tier"], budgets=BUDGETS)
+    got = got.sort_values(["model", "tier"], ignore_index=True)
+    want = want.sort_values(["model", "tier"], ignore_index=True)
+    for column in want.columns:
+        if pd.api.types.is_float_dtype(want[column]):
+            assert (got[column] - want[column]).abs().max() <= 1e-12, column
+        else:
+            assert got[column].tolist() == want[column].tolist(), column
+
+
+def test_killed_worker_is_retried_with_the_same_answer(client: Any, corpus: Any) -> None:
+    entities = corpus.score(tiers=["high"]).entities
+    correct = entities["correct"].to_numpy()[entities["confidence"].notna().to_numpy()]
+    confidence = entities["confidence"].dropna().to_numpy()
+    want = confcal.calibration_report(correct, confidence, budgets=BUDGETS)
+
+    def slow(part: pd.DataFrame) -> pd.DataFrame:
+        time.sleep(0.3)  # keeps tasks running long enough to kill a worker among them
+        return part
+
+    ddf = dd.from_pandas(entities, npartitions=24).map_partitions(slow)
+    pids = client.run(os.getpid)
+    started = time.monotonic()
+    future = client.submit(cdask.calibration_report, ddf, budgets=BUDGETS, pure=False)
+    # wait until work is running on a worker, then kill that worker's process outright
+    victim = None
+    while victim is None and time.monotonic() - started < 60:
+        busy = [w for w, tasks in client.processing().items() if tasks and w in pids]
+        victim = busy[0] if busy else None
+        time.sleep(0.05)
+    assert victim is not None, "no task was seen running within 60 s"
+    os.kill(pids[victim], signal.SIGKILL)
+    got = future.result(timeout=180)
+    assert not future.cancelled()
+    _assert_reports_equal(got, want)
+    # the nanny restarted the worker: the cluster is whole again
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_invalid_inputs(corpus: Any) -> None:
+    truths = db.from_sequence(_lines({"a": {}, "b": {}}) + _lines({"a": {}}), npartitions=2)
+    preds = db.from_sequence(_lines({"a": {}}), npartitions=1)
+    with pytest.raises(ValidationError, match=r"truths must not repeat a doc id; found 1 "
+                                              r"repeated, first 'a' \(2 times\)"):
+        cdask.score(FCC_INVOICE, truths, preds)
+    truths = db.from_sequence(_lines({"a": {}}), npartitions=1)
+    stray = db.from_sequence(_lines({"a": {}, "zz": {}}), npartitions=1)
+    with pytest.raises(ValidationError, match=r"found 1 absent from truths, first 'zz'"):
+        cdask.score(FCC_INVOICE, truths, stray)
+    with pytest.raises(ValidationError, match=r"truths must be a dask Bag .* found list"):
+        cdask.score(FCC_INVOICE, [1], preds)
+    with pytest.raises(ValidationError, match=r"ddf must be a dask DataFrame"):
+        cdask.calibration_report(pd.DataFrame())
+    with pytest.raises(ValidationError, match=r"split_every must be an integer >= 2; found 1"):
+        cdask.calibration_report(dd.from_pandas(pd.DataFrame(
+            {"correct": [True], "confidence": [0.5]}), npartitions=1), split_every=1)
+    bad = db.from_sequence(["not json"], npartitions=1)
+    with pytest.raises(ValidationError, match=r"truths lines must be valid JSON"):
+        cdask.score(FCC_INVOICE, bad, preds)
