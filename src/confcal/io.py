@@ -571,6 +571,19 @@ def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path
     return path
 
 
+def _existing_entity_table(path: str | os.PathLike[str]) -> tuple[Path, str]:
+    """The path and its format suffix, for an entity table file that exists."""
+    path = Path(path)
+    suffix = _suffix(path)
+    if suffix not in ENTITY_FORMATS:
+        raise ValidationError(
+            f"{path}: an entity table must end in one of {', '.join(ENTITY_FORMATS)}; "
+            f"found {path.name!r}")
+    if not path.is_file():
+        raise ValidationError(f"{path}: must be an entity table file; found nothing there")
+    return path, suffix
+
+
 def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read an entity table written by :func:`write_entities` (or any tool) and check it.
 
@@ -597,14 +610,7 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
     ...
     confcal.exceptions.ValidationError: .../entities.csv: column confidence must be empty or within [0, 1]; found 1 value breaking it, first on line 3 (1.5)
     """
-    path = Path(path)
-    suffix = _suffix(path)
-    if suffix not in ENTITY_FORMATS:
-        raise ValidationError(
-            f"{path}: an entity table must end in one of {', '.join(ENTITY_FORMATS)}; "
-            f"found {path.name!r}")
-    if not path.is_file():
-        raise ValidationError(f"{path}: must be an entity table file; found nothing there")
+    path, suffix = _existing_entity_table(path)
     text_columns = {c: str for c in ("doc_id", "field", "outcome", *_VALUE_COLUMNS)}
     try:
         if suffix == ".parquet":
@@ -664,14 +670,7 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
     >>> len(sizes), sizes[0]   # 6,155 rows in chunks of 2,500; 7 required columns and model
     (3, 8)
     """
-    path = Path(path)
-    suffix = _suffix(path)
-    if suffix not in ENTITY_FORMATS:
-        raise ValidationError(
-            f"{path}: an entity table must end in one of {', '.join(ENTITY_FORMATS)}; "
-            f"found {path.name!r}")
-    if not path.is_file():
-        raise ValidationError(f"{path}: must be an entity table file; found nothing there")
+    path, suffix = _existing_entity_table(path)
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise ValidationError(f"chunk_rows must be an integer >= 1; found {chunk_rows!r}")
     wanted = None if columns is None else list(dict.fromkeys([*REQUIRED_ENTITY_COLUMNS, *columns]))

@@ -96,6 +96,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import ValidationError
+from ._optional import progress, require
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -130,15 +131,7 @@ _LOCK = threading.RLock()
 
 def _require(module: str) -> Any:
     """Import an optional dependency, naming the extra that installs it when missing."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(
-            f"confcal.extras.augment needs {module.split('.')[0]}; install the extra with "
-            f"`pip install 'confcal[{_EXTRA}]'` ({exc})"
-        ) from exc
+    return require(module, user="confcal.extras.augment", extra=_EXTRA)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1407,16 +1400,6 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress(total: int, desc: str, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
-    tqdm = _require("tqdm")
-    return tqdm.tqdm(total=total, desc=desc, unit="page")
+    return progress(total, desc, enabled, unit="page", user="confcal.extras.augment",
+                    extra=_EXTRA)

@@ -54,6 +54,7 @@ from ..confidence import METHODS, confidences_from_logprobs, parse_topk
 from ..exceptions import ConfcalError, ValidationError
 from ..schema import Field, Items, Schema
 from ..schemas import FCC_INVOICE
+from ._optional import progress, require
 from .clients import ChatClient, ChatRequest, ChatResponse, ModelCallError
 
 __all__ = [
@@ -103,14 +104,8 @@ class ModelAnswerError(ConfcalError, ValueError):
 # inputs
 # ---------------------------------------------------------------------------------------
 def _require(module: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(f"confcal.extras.extraction needs {module.split('.')[0]} for this; "
-                          f"install the extra with `pip install 'confcal[{_EXTRA}]'` ({exc})"
-                          ) from exc
+    """Import an optional dependency, naming the extra that installs it when missing."""
+    return require(module, user="confcal.extras.extraction", extra=_EXTRA)
 
 
 def _check_ocr(ocr: Any, name: str = "ocr") -> list[tuple[str, float]]:
@@ -681,16 +676,6 @@ class _Failure:
     message: str
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress(total: int, desc: str, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
-    tqdm = _require("tqdm")
-    return tqdm.tqdm(total=total, desc=desc, unit="doc")
+    return progress(total, desc, enabled, unit="doc", user="confcal.extras.extraction",
+                    extra=_EXTRA)
