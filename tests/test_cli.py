@@ -329,3 +329,50 @@ def test_qa_subcommand_is_wired_into_the_confcal_command(tmp_path):
     assert main(["qa", "--records", str(tmp_path / "missing.jsonl"), "-o",
                  str(tmp_path / "x")]) == 1
     assert main(["qa"]) == 2
+
+
+def test_qa_output_is_replaced_whole_and_foreign_folders_are_refused(tmp_path, capsys):
+    # Found in review: a second run left the first run's agreement/calibration files beside
+    # its own, and a folder of the user's files was written into.
+    import json
+
+    from confcal.cli import main
+    from confcal.docqa import load_sample
+
+    out = tmp_path / "qa"
+    assert main(["qa", "--demo", "-o", str(out)]) == 0
+    assert (out / "calibration.csv").exists()
+    plain = tmp_path / "plain.jsonl"
+    records = load_sample()
+    keep = ["doc_id", "question", "reference", "answer", "domain", "qtype", "system"]
+    with plain.open("w") as fh:
+        for row in records[keep].to_dict(orient="records"):
+            fh.write(json.dumps(row) + "\n")
+    assert main(["qa", "--records", str(plain), "-o", str(out)]) == 0
+    assert not (out / "calibration.csv").exists()  # nothing of the first run survives
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    assert main(["qa", "--demo", "-o", str(mine)]) == 1
+    assert "must be new, empty or a previous confcal qa output" in capsys.readouterr().err
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+
+def test_outputs_follow_the_umask_and_keep_a_replaced_folders_mode(tmp_path):
+    # Found in review: tempfile's 0600/0700 modes leaked into the outputs.
+    import os
+    import stat
+
+    from confcal.cli import main
+
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "qa"
+        assert main(["qa", "--demo", "-o", str(out)]) == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o755
+        assert stat.S_IMODE((out / "report.md").stat().st_mode) == 0o644
+        os.chmod(out, 0o2775)
+        assert main(["qa", "--demo", "-o", str(out)]) == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o2775
+    finally:
+        os.umask(old)

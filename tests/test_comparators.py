@@ -369,3 +369,32 @@ def test_custom_callable_is_called_only_on_present_pairs():
 def test_custom_callable_output_is_checked(bad):
     with pytest.raises(ValidationError, match=r"must return a number within \[0, 1\]; found"):
         _elementwise_similarity(lambda t, p: bad, ["a"], ["b"])
+
+
+@pytest.mark.parametrize("text", ["20240301T000000", "Fri 2024-03-01", "2024 03 01"])
+def test_year_first_forms_are_never_read_day_first(text):
+    # Found in review: these reached dateutil with dayfirst=True and came back 3 January.
+    from datetime import date
+
+    from confcal.comparators import parse_date
+
+    assert parse_date(text, dayfirst=True) == date(2024, 3, 1)
+    assert Date(dayfirst=True)("2024-03-01", text) == 1.0
+
+
+def test_numbers_too_large_for_a_float_are_not_numbers():
+    from decimal import Decimal
+
+    with pytest.raises(ValidationError, match=r"not finite"):
+        parse_number(10**400)
+    with pytest.raises(ValidationError, match=r"not finite"):
+        parse_number(Decimal("sNaN"))
+    assert Number()(10**400, 1) == 0.0  # not a number: compared as exact text
+
+
+def test_decimal_nan_is_missing():
+    from decimal import Decimal
+
+    from confcal._validation import is_missing
+
+    assert is_missing(Decimal("NaN")) and not is_missing(Decimal("0"))

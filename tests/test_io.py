@@ -127,3 +127,20 @@ def test_read_documents_folder(tmp_path):
     with pytest.raises(ValidationError, match=r"inv-3.json: must hold one JSON object \(the "
                                               r"document\); found a JSON list"):
         read_documents(tmp_path)
+
+
+def test_written_entity_tables_follow_the_umask(tmp_path):
+    # mkstemp creates 0600; the finished table must get the mode of any new file
+    import os
+    import stat
+
+    from confcal import load_demo
+    from confcal.io import write_entities
+
+    entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
+    old = os.umask(0o022)
+    try:
+        path = write_entities(entities, tmp_path / "entities.csv")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644

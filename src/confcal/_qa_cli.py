@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
+import shutil
 import sys
 import tempfile
 import traceback
@@ -208,22 +208,30 @@ def _calibration(judged: Any, budgets: tuple[float, ...], n_bins: int) -> tuple[
     return table, (pd.concat(bins, ignore_index=True) if bins else None)
 
 
+QA_FILES = ("verdicts.csv", "accuracy.csv", "agreement.csv", "calibration.csv",
+            "reliability.csv", "report.md")
+
+
 def _write_all(out: Path, files: dict[str, str]) -> None:
-    """Write every file under a temporary name, then rename each into place."""
-    out.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[str, Path]] = []
+    """Write the whole output folder at once: staged, then moved into place.
+
+    ``out`` must be new, empty or a previous ``confcal qa`` output, and a new run replaces
+    it whole, so a folder never mixes files of two runs.
+    """
+    from ._files import publish_folder
+
+    unknown = sorted(set(files) - set(QA_FILES))
+    if unknown:  # a programming error, not a user's: every file must be a known output
+        raise AssertionError(f"unlisted qa outputs {unknown}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         for name, text in files.items():
-            fd, temp_name = tempfile.mkstemp(prefix=f".{name}.", dir=out)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-            staged.append((name, Path(temp_name)))
-        for name, temp in staged:
-            os.replace(temp, out / name)
+            (staging / name).write_text(text, encoding="utf-8", newline="\n")
+        publish_folder(staging, out, QA_FILES, "qa output")
     finally:
-        for _, temp in staged:
-            if temp.exists():
-                temp.unlink()
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- command
@@ -361,6 +369,9 @@ def run_qa(args: argparse.Namespace) -> int:
     if (args.docbench is None) != (args.system is None):
         return _usage("--docbench DIR and --system NAME go together")
     try:
+        from ._files import check_destination
+
+        check_destination(Path(args.out), QA_FILES, "qa output")  # before any judging
         return _qa(args)
     except KeyboardInterrupt:
         print("confcal: interrupted; nothing was written", file=sys.stderr)

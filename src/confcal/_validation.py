@@ -8,6 +8,7 @@ was found (how many values break it and the first offending index and value).
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -54,6 +55,8 @@ def is_missing(value: Any) -> bool:
         return math.isnan(value)
     if isinstance(value, (np.floating,)):
         return bool(np.isnan(value))
+    if isinstance(value, Decimal):
+        return value.is_nan()
     # pandas.NA and pandas.NaT without importing pandas at call time.
     type_name = type(value).__name__
     if type_name in ("NAType", "NaTType"):

@@ -526,7 +526,10 @@ def parse_number(text: Any, *, decimal: str = ".") -> float:
     if isinstance(text, (bool, np.bool_)):
         raise _number_error(text, "a bool is not a number")
     if isinstance(text, (int, float, Decimal, np.integer, np.floating)):
-        value = float(text)
+        try:
+            value = float(text)
+        except (OverflowError, ValueError):  # 10**400; Decimal("sNaN")
+            raise _number_error(text, "not finite") from None
         if not math.isfinite(value):
             raise _number_error(text, "not finite")
         return value
@@ -646,6 +649,7 @@ class Number(_BatchedMethods):
 
 _YEAR_FIRST_RE = re.compile(r"(\d{4})([-/.])(\d{1,2})\2(\d{1,2})")
 _COMPACT_ISO_RE = re.compile(r"(\d{4})(\d{2})(\d{2})")
+_FIRST_NUMBER_RE = re.compile(r"\d+")
 _NUMERIC_DATE_RE = re.compile(r"(\d{1,2})([-/.])(\d{1,2})\2(\d{4})")
 _MONTHS = {
     name: i
@@ -734,6 +738,11 @@ def _parse_date_cached(text: str, dayfirst: bool) -> date | None:
         if m:
             month = _MONTHS[m.group("month").lower()]
             return _valid_date(int(m.group("year")), month, int(m.group("day")))
+    leading = _FIRST_NUMBER_RE.search(s)
+    if leading is not None and len(leading.group()) in (4, 8):
+        # A leading year (or yyyymmdd) is ISO order whatever surrounds it ("Fri 2024-03-01",
+        # "2024 03 01", "20240301T000000"): never re-read day-first.
+        return _dateutil_date(s, dayfirst=False, yearfirst=True)
     return _dateutil_date(s, dayfirst=dayfirst, yearfirst=False)
 
 

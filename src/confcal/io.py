@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._files import new_file_mode
 from ._validation import is_missing
 from .exceptions import ValidationError
 from .scoring import OUTCOMES
@@ -506,6 +507,7 @@ class _ChunkWriter:
             self.abort()
             raise ValidationError(f"{self.path}: nothing to write; found no rows")
         self._writer.close()
+        os.chmod(self.tmp, new_file_mode())  # mkstemp makes 0600; follow the umask
         os.replace(self.tmp, self.path)
         return self.path
 
@@ -564,6 +566,7 @@ def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path
             frame.to_parquet(tmp, index=False)
         else:
             frame.to_csv(tmp, index=False, compression="gzip" if suffix == ".csv.gz" else None)
+        os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; follow the umask
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._files import check_destination, publish_folder
 from ._validation import (
     check_budgets,
     check_n_bins,
@@ -861,32 +862,12 @@ def _markdown_page(title: str, notes: Sequence[str], summary: str,
 
 def _check_destination(out: Path) -> None:
     """A report may go to a new folder, an empty one, or replace a previous report."""
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise ValidationError(f"{out}: the report folder must be a folder; found a file")
-    foreign = sorted(p.name for p in out.iterdir() if p.name not in _REPORT_FILES)
-    if foreign:
-        raise ValidationError(
-            f"{out}: the report folder must be new, empty or a previous confcal report; "
-            f"found {len(foreign)} other entries, first {foreign[0]!r}")
+    check_destination(out, _REPORT_FILES, "report")
 
 
 def _publish(staging: Path, out: Path) -> None:
     """Move a finished report folder into place, replacing only a previous report."""
-    _check_destination(out)  # again: the folder may have changed while we computed
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.replace(out, old / out.name)
-        try:
-            os.replace(staging, out)
-        except BaseException:
-            os.replace(old / out.name, out)  # put the previous report back
-            raise
-        finally:
-            shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, out)
+    publish_folder(staging, out, _REPORT_FILES, "report")
 
 
 def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
