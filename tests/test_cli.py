@@ -376,3 +376,27 @@ def test_outputs_follow_the_umask_and_keep_a_replaced_folders_mode(tmp_path):
         assert stat.S_IMODE(out.stat().st_mode) == 0o2775
     finally:
         os.umask(old)
+
+
+def test_streamed_score_errors_name_the_truth_file_and_line(tmp_path):
+    # Found in review: a repeated truth doc_id was reported as stream positions (0-based),
+    # and an empty truth file without its name.
+    truth = tmp_path / "T.jsonl"
+    truth.write_text('{"doc_id": "d1", "document": {"Agency": "A"}}\n'
+                     '{"doc_id": "d2", "document": {"Agency": "B"}}\n'
+                     '{"doc_id": "d2", "document": {"Agency": "C"}}\n')
+    pred = tmp_path / "P.jsonl"
+    pred.write_text('{"doc_id": "d1", "document": {"Agency": "A"}}\n')
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    for t, message in ((truth, "T.jsonl, line 3: doc_id must be unique; found 'd2' again "
+                               "(first as document 2 of T.jsonl)"),
+                       (empty, "empty.jsonl: must hold at least one document; found none")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "confcal", "score", "--schema", "fcc-invoice", "--truth",
+             str(t), "--pred", str(pred), "-o", str(tmp_path / "out.parquet")],
+            capture_output=True, text=True, env=_env())
+        assert proc.returncode == 1, proc.stderr
+        assert message in proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert not (tmp_path / "out.parquet").exists()

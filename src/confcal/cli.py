@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import time
 import traceback
@@ -238,6 +239,25 @@ def _where(message: str, locations: Sequence[tuple[str, dict[Any, str]]]) -> str
     return f"{message} ({'; '.join(found)})" if found else message
 
 
+_REPEATED_ID = re.compile(r"pairs must not repeat a doc id; found (.+) at positions (\d+) and "
+                          r"(\d+)$")
+
+
+def _stream_error(message: str, locations: Sequence[tuple[str, dict[Any, str]]],
+                  truth: Path) -> str:
+    """A streamed scoring error in terms of the truth file, not of the pairs stream."""
+    if message == "pairs must contain at least one document; found 0":
+        return f"{truth}: must hold at least one document; found none"
+    m = _REPEATED_ID.match(message)
+    if m:
+        # positions count truth documents from 0; the second one was just read
+        second = next((where_of[d] for side, where_of in locations if side == "truth"
+                       for d in where_of if repr(d) == m.group(1)), str(truth))
+        return (f"{second}: doc_id must be unique; found {m.group(1)} again (first as "
+                f"document {int(m.group(2)) + 1} of {truth.name})")
+    return _where(message, locations)
+
+
 def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(ids), size):
         yield ids[start:start + size]
@@ -281,7 +301,7 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
         writer.abort()
         where = [("truth", {d: t for d, (t, _) in recent.items()}),
                  ("prediction", {d: p for d, (_, p) in recent.items() if p is not None})]
-        raise _DataError(_where(str(exc), where)) from None
+        raise _DataError(_stream_error(str(exc), where, args.truth)) from None
     except BaseException:
         writer.abort()
         raise
