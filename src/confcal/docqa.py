@@ -27,13 +27,11 @@ unreadable reply as right in one table and as wrong in another).
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
 import re
 import warnings
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -55,6 +53,7 @@ from ._validation import (
     is_missing,
 )
 from .exceptions import UndefinedMetricWarning, ValidationError
+from .io import _open_text
 from .metrics import BINNINGS, TIES, calibration_report
 
 __all__ = [
@@ -280,20 +279,8 @@ def check_records(records: Any, *, require_answer: bool = True) -> pd.DataFrame:
 
 def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text) of the non-blank lines of a UTF-8 file, gunzipped for .gz."""
-    opener: Any = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise ValidationError(
-                        f"{path}, line {number}: must be UTF-8 text; found an undecodable "
-                        f"byte at position {exc.start}") from None
-                if line.strip():  # blank lines carry no record
-                    yield number, line
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise ValidationError(f"{path}: must be a readable gzip file; found {exc}") from None
+    # io's reader decodes, gunzips and names the file and line of a bad byte or gzip
+    return ((number, line) for number, line in _open_text(path) if line.strip())
 
 
 def _json_object(line: str, where: str) -> dict[str, Any]:
