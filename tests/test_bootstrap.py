@@ -163,3 +163,12 @@ def test_biased_statistic_interval_is_widened_to_the_estimate_and_flagged():
     assert ci.loc["ece", "widened"]
     assert ci.loc["ece", "low"] == ci.loc["ece", "estimate"] == pytest.approx(1 / 11)
     assert not ci.loc["brier", "widened"]
+
+
+def test_brier_estimate_keeps_the_last_digits_on_constant_data():
+    # (0.1² + 0.9²) / 2 = 0.41 in one document (a running per-document sum gave
+    # 0.4099999999999761), in 7 documents, and with one row per document
+    y, c = [1] * 5000 + [0] * 5000, [0.9] * 10000
+    for groups in (np.zeros(10000, dtype=int), np.arange(10000) % 7, None):
+        ci = bootstrap_ci(y, c, groups=groups, metrics=("brier",), n_resamples=5)
+        assert abs(ci.estimate[0] - 0.41) <= 1e-15

@@ -363,3 +363,49 @@ def test_accepts_lists_numpy_and_pandas_alike():
     bool_correct = np.asarray(correct, dtype=bool)
     assert auroc(bool_correct, confidence) == auroc(correct, confidence)
     assert auroc(np.asarray(correct, dtype=float), confidence) == auroc(correct, confidence)
+
+
+# ---------------------------------------------------------------------------------------
+# the three numeric rules, worked by hand
+# ---------------------------------------------------------------------------------------
+def test_weights_of_0_7_give_the_unweighted_quantile_bins():
+    # M = 5, n = 5: rank r is in bin floor(5r/5) = r, one row per bin; gaps |acc - conf|:
+    # 0.1 + 0.2 + 0.3 + |1 - 0.4| + 0.5 = 1.7, ECE = 1.7 / 5 = 0.34. With weights 0.7
+    # (1.4 once scaled), 1.4 + 1.4 + 1.4 = 4.199999999999999 put rank 3 in bin 2 (0.22).
+    y, c = [0, 0, 0, 1, 0], [0.1, 0.2, 0.3, 0.4, 0.5]
+    for w in (None, [0.7] * 5, [7.0] * 5, [1 / 3] * 5, [1e-3] * 5):
+        assert confcal.ece(y, c, sample_weight=w) == pytest.approx(0.34, abs=1e-15), w
+        bins = confcal.reliability_bins(y, c, n_bins=5, binning="quantile", sample_weight=w)
+        assert bins["bin"].tolist() == [0, 1, 2, 3, 4] and bins["count"].tolist() == [1] * 5
+    # MCE: the largest gap, |1 - 0.4| = 0.6 in bin 3
+    assert confcal.mce(y, c, sample_weight=[0.7] * 5) == pytest.approx(0.6, abs=1e-15)
+
+
+def test_a_bin_edge_within_1e9_counts_as_whole():
+    # weights 1, 1, 1 - 1e-12, 1, M = 2: W = 4 - 1e-12; rank 2 has W_before = 2 and
+    # 2·2 / (4 - 1e-12) = 1.00000000000025: bin 1 either way. Rank 2 with W_before = 2 -
+    # 1e-12 (weights 1, 1 - 1e-12, 1, 1): 2(2 - 1e-12)/(4 - 1e-12) = 0.99999999999975, within
+    # 1e-9 of 1: bin 1, like unit weights (a plain floor said bin 0).
+    y, c = [1, 0, 1, 0], [0.1, 0.2, 0.3, 0.4]
+    got = confcal.reliability_bins(y, c, n_bins=2, binning="quantile",
+                                   sample_weight=[1, 1 - 1e-12, 1, 1])
+    assert got["count"].tolist() == [2, 2]
+    # 1e-6 short is a real difference: 2(2 - 1e-6)/(4 - 1e-6) = 0.99999975 -> bin 0 holds 3
+    got = confcal.reliability_bins(y, c, n_bins=2, binning="quantile",
+                                   sample_weight=[1, 1 - 1e-6, 1, 1])
+    assert got["count"].tolist() == [3, 1]
+
+
+def test_review_count_of_a_third():
+    # the float 1/3 is 0.33333333333333331483; times 300 = 99.999999999999994 -> 100
+    assert confcal.review_count(1 / 3, 300) == 100
+    assert confcal.review_count(0.2899, 100) == 28  # 28.99: a real fraction, floored
+
+
+def test_brier_keeps_the_last_digits_on_constant_data():
+    # half right, all at 0.9: ((0.9 - 1)² + (0.9 - 0)²) / 2 = (0.01 + 0.81) / 2 = 0.41;
+    # Σc² - 2Σc·y + n_correct lost 12 digits here (0.4099999999999176)
+    y, c = [1] * 5000 + [0] * 5000, [0.9] * 10000
+    assert abs(confcal.brier(y, c) - 0.41) <= 1e-15
+    assert abs(confcal.brier(y, c, sample_weight=[0.7] * 10000) - 0.41) <= 1e-15
+    assert abs(confcal.calibration_report(y, c).brier - 0.41) <= 1e-15

@@ -826,3 +826,111 @@ def test_length_mismatch_and_empty_input_raise(name):
         PUBLIC[name]([1, 0, 1], [0.5, 0.2])
     with pytest.raises(ValueError, match=r"must not be empty"):
         PUBLIC[name]([], [])
+
+
+# --------------------------------------------------------------------------------------
+# Scale invariance of the weighted metrics under any positive factor (not only 2**e)
+# --------------------------------------------------------------------------------------
+
+SCALES = st.one_of(st.sampled_from([0.7, 1 / 3, 1e-3, 1e3, 0.1, 3.0]), st.floats(1e-6, 1e6))
+BIN_KEYS = ["bin", "lower", "upper", "count"]  # bin membership: promised exactly
+AGGREGATE_KEYS = ["weight", "mean_confidence", "accuracy", "gap"]
+
+
+def _rel_close(got: float, want: float, scale: float = 1.0) -> bool:
+    # float aggregates: relative 1e-12, with an absolute floor for values that cancel to ~0
+    return abs(got - want) <= 1e-12 * max(abs(want), 1e-3 * scale)
+
+
+def _assert_same_bins(got: pd.DataFrame, want: pd.DataFrame, weight_scale: float = 1.0):
+    assert len(got) == len(want), (got, want)
+    for key in BIN_KEYS:
+        assert got[key].tolist() == want[key].tolist(), (key, got, want)
+    for key in AGGREGATE_KEYS:
+        if key in want.columns:
+            s = weight_scale if key == "weight" else 1.0
+            for g, w in zip(got[key], want[key]):
+                assert _rel_close(g, w * s, s), (key, got, want)
+
+
+@PROPERTY
+@given(data=st.one_of(weighted_any(), st.one_of(
+           [weighted_calibration_data(max_size=60, ties=t, weights="float", max_weight=3)
+            for t in TIE_MODES])),
+       scale=SCALES, n_bins=st.integers(1, 12), binning=st.sampled_from(["quantile", "uniform"]))
+@example(data=(np.array([False, False, False, True, False]), np.array([.1, .2, .3, .4, .5]),
+               np.ones(5)), scale=0.7, n_bins=5, binning="quantile")  # the example
+def test_weighted_bins_and_metrics_ignore_any_positive_scale(data, scale, n_bins, binning):
+    correct, confidence, weight = data
+    scaled = weight * scale
+    # keep the scaled weights normal numbers, and zero where (and only where) they were
+    assume(normal_weights(weight, 1e-290) and normal_weights(scaled, 1e-290))
+    assume(np.array_equal(weight > 0, scaled > 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        want = reliability_bins(correct, confidence, n_bins=n_bins, binning=binning,
+                                sample_weight=weight)
+        got = reliability_bins(correct, confidence, n_bins=n_bins, binning=binning,
+                               sample_weight=scaled)
+        _assert_same_bins(got, want, weight_scale=scale)
+        for fn in (ece, mce):
+            a = fn(correct, confidence, n_bins=n_bins, binning=binning, sample_weight=weight)
+            b = fn(correct, confidence, n_bins=n_bins, binning=binning, sample_weight=scaled)
+            assert _rel_close(b, a), (fn.__name__, a, b)
+        for fn in (brier, auroc):
+            a, b = fn(correct, confidence, sample_weight=weight), fn(
+                correct, confidence, sample_weight=scaled)
+            assert (math.isnan(a) and math.isnan(b)) or _rel_close(b, a), (fn.__name__, a, b)
+
+
+@PROPERTY
+@given(data=any_data(max_size=80), n_bins=st.integers(1, 12),
+       binning=st.sampled_from(["quantile", "uniform"]), value=st.sampled_from(
+           [1.0, 0.7, 1 / 3, 7.0, 1e-3, 1e3]))
+def test_equal_weights_give_the_unweighted_bins(data, n_bins, binning, value):
+    # Equal weights of any size are no weights: same bins exactly, aggregates to 1e-12; unit
+    # weights take the very same comparisons as no weights.
+    correct, confidence = data
+    plain = reliability_bins(correct, confidence, n_bins=n_bins, binning=binning)
+    weighted = reliability_bins(correct, confidence, n_bins=n_bins, binning=binning,
+                                sample_weight=np.full(len(correct), value))
+    plain = plain.assign(weight=plain["count"].astype(float))
+    _assert_same_bins(weighted, plain, weight_scale=value)
+    assert _rel_close(ece(correct, confidence, n_bins=n_bins, binning=binning,
+                          sample_weight=np.full(len(correct), value)),
+                      ece(correct, confidence, n_bins=n_bins, binning=binning))
+
+
+@PROPERTY
+@given(data=weighted_any(max_size=40), n_bins=st.integers(1, 12))
+def test_integer_weighted_bins_are_repeated_rows_bin_for_bin(data, n_bins):
+    correct, confidence, weight = data
+    rows = np.repeat(np.arange(len(correct)), weight.astype(np.intp))
+    assume(rows.size > 0)
+    got = reliability_bins(correct, confidence, n_bins=n_bins, binning="quantile",
+                           sample_weight=weight)
+    got = got[got["weight"] > 0].reset_index(drop=True)
+    want = reliability_bins(correct[rows], confidence[rows], n_bins=n_bins,
+                            binning="quantile")
+    assert got["bin"].tolist() == want["bin"].tolist()
+    assert got["weight"].tolist() == want["count"].astype(float).tolist()
+    for key in ("mean_confidence", "accuracy", "gap"):
+        assert all(_rel_close(g, w) for g, w in zip(got[key], want[key])), key
+
+
+@PROPERTY
+@given(data=weighted_any(max_size=40), scale=SCALES)
+def test_weighted_sketch_ignores_any_positive_scale(data, scale):
+    from confcal.sketch import CalibrationSketch
+
+    correct, confidence, weight = data
+    scaled = weight * scale
+    assume(normal_weights(scaled, 1e-290) and np.array_equal(weight > 0, scaled > 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        a = CalibrationSketch.from_arrays(correct, confidence, sample_weight=weight).report()
+        b = CalibrationSketch.from_arrays(correct, confidence, sample_weight=scaled).report()
+    _assert_same_bins(b.bins, a.bins, weight_scale=scale)
+    for key in ("ece", "mce", "brier", "auroc", "accuracy"):
+        x, y = getattr(a, key), getattr(b, key)
+        assert (math.isnan(x) and math.isnan(y)) or _rel_close(y, x), (key, x, y)

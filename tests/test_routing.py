@@ -276,7 +276,21 @@ def test_budget_is_feasible_and_minimal(data, target_error):
     for t in sorted(set(confidence.tolist())):
         reviewed = confidence <= t
         options.append((int(reviewed.sum()), int((~correct & ~reviewed).sum())))
-    ok = [(k, e) for k, e in options if Fraction(e) <= Fraction(repr(target_error)) * n]
+    # errors allowed: target·n exactly, a value within a relative 1e-9 of a whole number
+    # counting as it (review_count's rule), else floored
+    exact = Fraction(target_error) * n
+    near = abs(exact - round(exact)) <= Fraction(1, 10**9) * max(Fraction(1), exact)
+    allowed = round(exact) if near else math.floor(exact)
+    ok = [(k, e) for k, e in options if e <= allowed]
     k, e = min(ok)
     assert budget_for_residual_error(correct, confidence, target_error=target_error) == (
         k / n, e)
+
+
+def test_budget_allowance_uses_the_review_count_rule():
+    # 300 predictions, 100 errors, all in the most confident run. Target 1/3: the float 1/3
+    # times 300 is 99.999999999999994, within 1e-9 of 100 -> 100 errors allowed (as
+    # review_count(1/3, 300) == 100), so nothing needs review. A plain floor allowed 99.
+    correct = [0] * 100 + [1] * 200
+    confidence = [0.9] * 100 + [0.1] * 200
+    assert budget_for_residual_error(correct, confidence, target_error=1 / 3) == (0.0, 100)

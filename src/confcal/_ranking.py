@@ -20,10 +20,13 @@ sorting again. Unit weights are represented by ``None`` and never materialised.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+
+from ._counts import bin_index
 
 
 def _dot(a: np.ndarray, b: np.ndarray):
@@ -33,6 +36,34 @@ def _dot(a: np.ndarray, b: np.ndarray):
     values took 3-8 ms instead of 0.35 ms (measured here). einsum stays on one core.
     """
     return np.einsum("i,i->", a, b)
+
+
+_BLOCK = 1 << 16  # 512 KiB of float64: the block buffer stays in cache
+
+
+def squared_error_sum(target: np.ndarray | float, value: np.ndarray,
+                      weight: np.ndarray | None = None) -> float:
+    """Σ weight·(value − target)², accurate to a few ulps of the result.
+
+    Non-negative terms, so no cancellation (Σc² − 2Σcy + Σy lost 12 digits on constant
+    data: 0.4099999999999176 for 0.41); numpy's pairwise sum inside blocks of 65536 (error
+    ~log2(65536)·eps) and math.fsum across the blocks (exact), so the error does not grow
+    with n. One reused block buffer: no n-sized temporary. Unit weights give the unweighted
+    sum bit for bit (multiplying by 1.0 is exact).
+    """
+    n = value.shape[0]
+    buf = np.empty(min(n, _BLOCK))
+    parts = []
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        d = buf[:stop - start]
+        t = target if isinstance(target, float) else target[start:stop]
+        np.subtract(value[start:stop], t, out=d)
+        np.multiply(d, d, out=d)
+        if weight is not None:
+            np.multiply(d, weight[start:stop], out=d)
+        parts.append(float(d.sum()))  # contiguous: numpy sums pairwise
+    return math.fsum(parts)
 
 
 def pack_keys(correct: np.ndarray, confidence: np.ndarray) -> np.ndarray:
@@ -216,16 +247,32 @@ class Ranking:
         k = int(self.pos_before(p))
         return float(self.weights.cum_pos[k] + self.weights.cum_neg[p - k])
 
-    def first_rank_with_weight_before(self, target: float, scale: float = 1.0) -> int:
-        """Smallest rank p in [0, n] with ``scale * weight_before(p) >= target``.
-
-        weight_before is non-decreasing in p, so a binary search; with unit weights the
-        answer is ceil(target / scale) computed by the caller in integers instead.
-        """
+    def first_rank_with_weight_before(self, target: float) -> int:
+        """Smallest rank p in [0, n] with ``weight_before(p) >= target`` (a binary search:
+        weight_before is non-decreasing in p)."""
         lo, hi = 0, self.n  # weight_before(n) is the total, which always reaches target
         while lo < hi:
             mid = (lo + hi) // 2
-            if scale * self.weight_before(mid) >= target:
+            if self.weight_before(mid) >= target:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def first_rank_in_bin(self, i: int, n_bins: int) -> int:
+        """Smallest rank p in [0, n] whose quantile bin is at least i.
+
+        The bin of rank p is ``bin_index(weight_before(p), total_weight, n_bins)``, the
+        shared rule of :mod:`confcal._counts`: exact in the ratio of the two weights, so
+        scaling every weight changes nothing, and with unit weights (``weight_before(p) ==
+        p``) it is the row-count rule bit for bit. The bin is non-decreasing in p: a binary
+        search, O(log n) exact comparisons.
+        """
+        total = self.total_weight
+        lo, hi = 0, self.n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if bin_index(self.weight_before(mid), total, n_bins) >= i:
                 hi = mid
             else:
                 lo = mid + 1

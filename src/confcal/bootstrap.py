@@ -57,8 +57,9 @@ def _metric_functions(budget: float, n_bins: int, binning: str, doc_sums: np.nda
         return _ecarb_value(r, budget, "expected")[2]
 
     def brier(r: Ranking, counts: np.ndarray) -> float:
-        # order-free, so per-document sums suffice: O(documents), not O(rows)
-        size, sq_error = _dot(counts, doc_sums[0]), _dot(counts, doc_sums[2])
+        # order-free, so per-document sums suffice: O(documents), not O(rows). Pairwise
+        # sums (as the array Brier): a running sum drifted ~n ulps on constant data.
+        size, sq_error = _dot(counts, doc_sums[0]), (counts * doc_sums[2]).sum()
         return float(sq_error / size)
 
     def accuracy(r: Ranking, counts: np.ndarray) -> float:
@@ -88,6 +89,18 @@ def _check_metrics(metrics: Any) -> tuple[str, ...]:
     return tuple(metrics)
 
 
+def _pairwise_group_sums(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per-group sums of values, each summed pairwise (np.add.reduceat over a contiguous
+    run), not in bincount's running order: 10,000 squared errors of 0.81 in one document
+    summed to 8100.000000001738 by bincount, 8100.000000000003 pairwise."""
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    out = np.zeros(n_groups)
+    out[sorted_codes[starts]] = np.add.reduceat(values[order], starts)
+    return out
+
+
 class _DocumentResampler:
     """One sort, then per-resample weights gathered from per-document draw counts."""
 
@@ -104,7 +117,7 @@ class _DocumentResampler:
         self.doc_sums = np.vstack([
             np.bincount(codes, minlength=self.n_groups),
             np.bincount(codes, weights=correct, minlength=self.n_groups),
-            np.bincount(codes, weights=d * d, minlength=self.n_groups),
+            _pairwise_group_sums(codes, d * d, self.n_groups),
         ]).astype(np.float64)
         # warm the weight-independent caches the kernels share
         _ = (r.mixed_runs, r.neg_before_pos, r.pos_confidence, r.neg_confidence)

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._ranking import Ranking, _dot, scale_weights
+from ._counts import share_count
+from ._ranking import Ranking, _dot, scale_weights, squared_error_sum
 from ._validation import (
     check_budget,
     check_budgets,
@@ -82,9 +83,12 @@ def review_count(budget: float, n: int) -> int:
 
     Notes
     -----
-    ``b·n`` is computed in floating point, where ``0.29 * 100 == 28.999999999999996``; a
-    product within a relative 1e-9 of a whole number is taken as that number, so a budget of
-    0.29 over 100 predictions reviews 29, as a person would count, not 28.
+    The float 0.29 is 0.28999999999999998..., so floor(b·n) alone would review 28 of 100.
+    ``b·n`` is taken exactly and a product within a relative 1e-9 of a whole number counts
+    as that number, so a budget of 0.29 over 100 predictions reviews 29, as a person would
+    count. This is confcal's one rule for turning a share into a whole count
+    (:mod:`confcal._counts`): the error allowance of
+    :func:`confcal.routing.budget_for_residual_error` and the quantile bins use it too.
 
     Examples
     --------
@@ -93,10 +97,7 @@ def review_count(budget: float, n: int) -> int:
     """
     budget = check_budget(budget)
     n = check_positive_int(n, "n", 1)
-    x = budget * n
-    nearest = round(x)
-    k = nearest if abs(x - nearest) <= 1e-9 * max(1.0, x) else math.floor(x)
-    return min(n, max(1, int(k)))
+    return min(n, max(1, share_count(budget, n)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -156,14 +157,13 @@ def _bin_bounds(r: Ranking, n_bins: int, binning: str) -> tuple[list[int], np.nd
         inner = np.searchsorted(r.keys, edges[1:-1].view(np.int64) << 1, side="left")
         return [0, *map(int, inner), n], edges
     bounds = [0]
-    total = r.total_weight
     for i in range(1, n_bins):
-        if r.weights is None:
-            # rank p is nominally in bin floor(p*M/n): bin i starts at rank ceil(i*n/M)
-            p = -(-i * n // n_bins)
-        else:
-            # weighted rank = weight strictly before; bin i starts where M*W_before >= i*W
-            p = r.first_rank_with_weight_before(i * total, scale=n_bins)
+        # Rank p is nominally in bin whole_floor(M*W_before(p)/W) (W_before = p unweighted),
+        # decided exactly on the ratio, with near-whole values counting as whole: five
+        # weights of 0.7 (1.4 after scale_weights) used to put rank 3 in bin 2, as
+        # 1.4 + 1.4 + 1.4 = 4.199999999999999 and 5 * 4.199999999999999 < 3 * 7.0.
+        # Unit weights take the very same comparisons as no weights.
+        p = r.first_rank_in_bin(i, n_bins)
         # a run of equal confidences is never split: it stays in the bin of its first rank
         bounds.append(r.next_run_start(p) if p < n else n)
     bounds.append(n)
@@ -207,18 +207,12 @@ def _mce_from_bins(bins: _Bins) -> float:
 
 
 def _brier(y: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> float:
+    # Σ(c - y)² directly, not Σc² - 2Σ_{correct}c + n_correct: that cancels terms of size
+    # n and gave 0.4099999999999176 for 0.41 on constant data (see squared_error_sum).
     if w is None:
-        # Σ(c - y)² = Σc² - 2Σ_{correct}c + n_correct: two fused passes, no n-sized
-        # temporary (half the time of forming c - y on 10M rows). Every term is bounded
-        # by n, so the absolute error stays ~1e-16 per row, even when Brier is near 0.
-        sum_sq = _dot(c, c)
-        sum_correct = np.einsum("i,i->", c, y, dtype=np.float64, casting="unsafe")
-        total = sum_sq - 2.0 * sum_correct + float(np.count_nonzero(y))
-        # max(): a perfect score can round to -1e-16, never a meaningful value
-        return float(max(total, 0.0) / c.shape[0])
-    d = c - y
+        return squared_error_sum(y, c) / c.shape[0]
     w = scale_weights(w)  # keeps subnormal weights (5e-324) out of the sums
-    return float(_dot(w, d * d) / w.sum())
+    return squared_error_sum(y, c, w) / float(w.sum())  # contiguous: pairwise, ~1e-16
 
 
 def _to_int(x: float) -> int:
@@ -325,10 +319,14 @@ def ece(correct: Any, confidence: Any, *, n_bins: int = 5, binning: str = "quant
         M, the number of bins (the paper uses adaptive binning with M = 5).
     binning : {"quantile", "uniform"}, default "quantile"
         ``"quantile"``: equal-mass bins on the sorted confidences. The prediction of rank r
-        (0-based, n in all) nominally belongs to bin floor(r·M/n); a run of equal
-        confidences is never split and goes wholly to the bin of its first element; empty
-        bins are dropped. With weights, r is the total weight ranked before the prediction
-        and n the total weight.
+        (0-based, n in all) nominally belongs to bin floor(r·M/n), where r·M/n within a
+        relative 1e-9 of a whole number counts as that number (the rule of
+        :func:`review_count`); a run of equal confidences is never split and goes wholly to
+        the bin of its first element; empty bins are dropped. With weights, r is the total
+        weight ranked before the prediction and n the total weight; the rule reads r/n
+        exactly, so scaling every weight by the same factor leaves every bin unchanged
+        (to the last bit for powers of two; for other factors unless r·M/n lies within
+        ~n·1e-16 of the 1e-9 switch) and unit weights are no weights.
         ``"uniform"``: M equal-width bins [i/M, (i+1)/M), the last one closed at 1.0.
     sample_weight : array-like, optional
 

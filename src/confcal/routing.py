@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._counts import share_count
 from ._ranking import Ranking
 from ._validation import (
     check_calibration_data,
@@ -256,9 +257,11 @@ def budget_for_residual_error(correct: Any, confidence: Any, *,
     Notes
     -----
     Ties: a run of equal confidences is reviewed whole (module docstring), so the budget
-    is (predictions with confidence <= some confidence of the data) / n. The bound
-    errors_left <= target_error · n is compared exactly, with ``target_error`` read as the
-    shortest decimal that gives the float (0.29 of 100 allows 29 errors, not 28). For the error rate among the
+    is (predictions with confidence <= some confidence of the data) / n. The errors
+    allowed, target_error · n, become a whole count by the rule of
+    :func:`confcal.review_count`: the product is exact and a value within a relative 1e-9
+    of a whole number counts as that number, else it is rounded down (0.29 of 100 allows 29
+    errors, not 28; the float 1/3 of 300 allows 100). For the error rate among the
     *accepted* predictions instead, use :func:`threshold_for_accuracy` with
     ``target = 1 - target_error``.
 
@@ -276,7 +279,9 @@ def budget_for_residual_error(correct: Any, confidence: Any, *,
     r = _prepare(correct, confidence)
     target_error = check_probability(target_error, "target_error", open_low=False,
                                      open_high=False)
-    allowed = math.floor(_as_written(target_error) * r.n)  # exact: errors_left is an integer
+    # The shared share-to-count rule (as review_count): the float 1/3 is 0.333...33148, and
+    # a plain floor of 1/3 of 300 allowed 99 errors where review_count(1/3, 300) is 100.
+    allowed = share_count(target_error, r.n)
     cuts = np.r_[_run_starts(r), r.n]  # review ranks [0, cut): whole runs only
     errors_left = r.n_neg - (cuts - r.pos_before(cuts))
     # errors_left never rises as the review grows, and reaches 0 at cut = n
