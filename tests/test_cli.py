@@ -98,6 +98,11 @@ def test_score_then_report_end_to_end(inputs, tmp_path):
                "-o", "a.parquet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"scored {N_DOCS} documents" in done.stdout and "wrote a.parquet" in done.stdout
+    from confcal.schemas import FCC_INVOICE
+
+    signature = (f"confcal:{confcal.__version__}|schema:fcc-invoice@{FCC_INVOICE.digest}"
+                 "|conventions:confcal|match:0.0")
+    assert f"signature: {signature}\n" in done.stdout
     done = run("score", "--schema", "fcc-invoice", "--truth", inputs["truth"], "--pred",
                inputs["hostile"], "--meta", "model=logprob", "--meta", "tier=high",
                "-o", "b.csv", cwd=tmp_path)
@@ -106,6 +111,10 @@ def test_score_then_report_end_to_end(inputs, tmp_path):
                "--bins", "4", "--bootstrap", "20", "-o", "rep", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     _no_traceback(done)
+    # the CSV table carries no signature, so the two are not known to be comparable
+    assert "scored with different settings" in done.stderr
+    assert "signature: confcal:" in done.stdout and "schema:unknown" in done.stdout
+    assert "|ece:quantile-4|" in done.stdout
     metrics = pd.read_csv(tmp_path / "rep" / "metrics.csv")
     assert metrics["model"].tolist() == ["calibrated", "logprob"]
     # the same numbers as scoring and comparing in the library (Parquet and CSV round trips

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from confcal._validation import is_missing
 from confcal.comparators import Date, Number, Text
 from confcal.exceptions import ValidationError
 from confcal.matching import match_items
@@ -22,19 +23,21 @@ def brute_force_best_total(truths, preds, fields, match_threshold):
     """Slow, obviously correct reference: the best total item similarity over every
     one-to-one pairing that only uses pairs with similarity >= match_threshold.
 
-    Item similarity is computed with the scalar comparators, pair by pair. Padding the
-    matrix to square with zero-gain dummies makes "every pairing of up to min(m, n) items"
-    the same as "every permutation"; a disallowed pair contributes nothing, exactly as if
-    it were left unpaired.
+    Item similarity is computed with the scalar comparators, pair by pair, over the cells
+    where at least one side has a value (0.0 when there is none). Padding the matrix to
+    square with zero-gain dummies makes "every pairing of up to min(m, n) items" the same as
+    "every permutation"; a disallowed pair contributes nothing, exactly as if it were left
+    unpaired.
     """
-    weights = {name: f.weight for name, f in fields.items()}
-    total_weight = sum(weights.values())
-
     def item_similarity(t, p):
-        return sum(
-            weights[name] * f.comparator(t.get(name), parse_prediction(p.get(name)).value)
-            for name, f in fields.items()
-        ) / total_weight
+        total = weight = 0.0
+        for name, f in fields.items():
+            truth, pred = t.get(name), parse_prediction(p.get(name)).value
+            if is_missing(truth) and is_missing(pred):
+                continue  # two empty cells carry no evidence
+            total += f.weight * f.comparator(truth, pred)
+            weight += f.weight
+        return total / weight if weight else 0.0
 
     size = max(len(truths), len(preds))
     gain = np.zeros((size, size))
@@ -88,8 +91,8 @@ def test_default_threshold_pairs_every_item_of_the_shorter_list():
     # With match_threshold=0.0 (DESIGN.md default) even an all-different pair is paired.
     result = match_items([{"Description": "abc", "Rate": 1}], [{"Description": "xyz", "Rate": 9}],
                          FIELDS)
-    # Description 0, Rate 0, Start both missing -> 1: item similarity 1/3
-    assert result == [(0, 0, pytest.approx(1 / 3))]
+    # Description 0, Rate 0; Start empty on both sides is no evidence: (0 + 0) / 2 = 0
+    assert result == [(0, 0, 0.0)]
 
 
 def test_pairs_below_match_threshold_stay_unpaired():

@@ -9,14 +9,15 @@ import pytest
 from confcal.comparators import Date, Exact, Number, Text
 from confcal.exceptions import ValidationError
 from confcal.schema import Field, Items, Schema
-from confcal.schemas import FCC_INVOICE
+from confcal.comparators import ANLS_THRESHOLD
+from confcal.schemas import FCC_INVOICE, fcc_invoice
 
 # ----------------------------------------------------------------- defaults
 
 
 @pytest.mark.parametrize(
     ("comparator", "threshold"),
-    [(Text(), 0.5), (Text(ignore_punctuation=True), 0.5), (Exact(), 1.0), (Number(), 1.0),
+    [(Text(), 0.9), (Text(ignore_punctuation=True), 0.9), (Exact(), 1.0), (Number(), 1.0),
      (Date(), 1.0)],
 )
 def test_default_thresholds(comparator, threshold):
@@ -129,7 +130,7 @@ def test_json_round_trip_preserves_every_setting():
 
 def test_json_records_resolved_thresholds():
     data = json.loads(Schema({"A": Field(Text())}).to_json())
-    assert data["fields"]["A"]["threshold"] == 0.5
+    assert data["fields"]["A"]["threshold"] == 0.9
     assert data["format"] == "confcal.schema" and data["version"] == 1
 
 
@@ -199,7 +200,7 @@ def test_fcc_invoice_preset():
     assert list(fields) == ["Agency", "Advertiser", "GrossTotal", "PaymentTerms",
                             "AgencyCommission", "NetAmountDue", "LineItems"]
     for name in ("Agency", "Advertiser", "PaymentTerms"):
-        assert fields[name] == Field(Text(), threshold=0.5)
+        assert fields[name] == Field(Text(), threshold=0.9)
     for name in ("GrossTotal", "AgencyCommission", "NetAmountDue"):
         assert fields[name] == Field(Number(rel_tol=0.01), threshold=1.0)
     items = fields["LineItems"]
@@ -209,3 +210,41 @@ def test_fcc_invoice_preset():
     assert items.fields["Days"] == items.fields["Description"] == Field(Text())
     assert items.fields["Rate"] == Field(Number(rel_tol=0.01))
     assert {f.weight for f in items.fields.values()} == {1.0}
+
+
+def test_fcc_invoice_factory():
+    assert fcc_invoice() == FCC_INVOICE
+    lenient = fcc_invoice(text_threshold=ANLS_THRESHOLD, match_threshold=0.7)
+    assert lenient.fields["Agency"] == Field(Text(), threshold=0.5)
+    assert lenient.fields["LineItems"].fields["Description"].threshold == 0.5
+    assert lenient.fields["LineItems"].match_threshold == 0.7
+    assert lenient.fields["GrossTotal"] == FCC_INVOICE.fields["GrossTotal"]
+    with pytest.raises(ValidationError, match="threshold must be a number within"):
+        fcc_invoice(text_threshold=1.5)
+
+
+@pytest.mark.parametrize(
+    ("truth", "prediction", "outcome"),
+    [
+        # one character is the value: 1 - 1/6 = 0.83, 1 - 3/13 = 0.77, 1 - 4/13 = 0.69
+        ("Net 30", "Net 60", "FD"),
+        ("Vote Yes on 3", "Vote No on 3", "FD"),
+        ("Blue Wave Ads", "Red Wave Ads", "FD"),
+        # case, spacing and NFKC variants normalize to the same string: 1.0
+        ("ACME Media", "acme  media", "TP"),
+        ("ACME Media", "\uff21\uff23\uff2d\uff25 Media", "TP"),  # fullwidth ACME
+        # one edit in 16 characters: 1 - 1/16 = 0.94
+        ("Buying Time LLC", "Buying Time, LLC", "TP"),
+    ],
+)
+def test_fcc_invoice_accepts_only_near_exact_text(truth, prediction, outcome):
+    from confcal.scoring import score_documents
+
+    result = score_documents(FCC_INVOICE, {"a": {"Agency": truth}},
+                             {"a": {"Agency": {"value": prediction, "confidence": 0.9}}})
+    row = result.entities.set_index("field").loc["Agency"]
+    assert row.outcome == outcome
+    # the lenient ANLS cut-off accepts every one of them
+    lenient = score_documents(fcc_invoice(text_threshold=ANLS_THRESHOLD), {"a": {"Agency": truth}},
+                              {"a": {"Agency": prediction}})
+    assert lenient.entities.set_index("field").loc["Agency"].outcome == "TP"

@@ -211,11 +211,13 @@ def fixture_result():
 
 def test_hand_scored_fixture_totals(fixture_result):
     r = fixture_result
-    assert {k: r.counts[k] for k in OUTCOMES} == {"TP": 30, "FD": 4, "FA": 6, "FN": 7, "TN": 1}
+    # Near-exact text acceptance (0.9): "Yes on 3" (8/13) and "Due upon receipt" (0.875)
+    # are FD; "ACME Medla" (one edit in ten characters, 0.9) stays TP.
+    assert {k: r.counts[k] for k in OUTCOMES} == {"TP": 28, "FD": 6, "FA": 6, "FN": 7, "TN": 1}
     assert len(r.entities) == 48
-    assert r.precision == pytest.approx(0.75)
-    assert r.recall == pytest.approx(30 / 41)
-    assert r.f1 == pytest.approx(60 / 81)
+    assert r.precision == pytest.approx(28 / 40)
+    assert r.recall == pytest.approx(28 / 41)
+    assert r.f1 == pytest.approx(56 / 81)
     assert r.woa == pytest.approx((27 + 0.9 + 8 / 13 + 0.875 + 8 / 19) / 47)
 
 
@@ -243,10 +245,10 @@ def test_hand_scored_fixture_by_field(fixture_result):
     assert list(by_field.index) == list(FCC_INVOICE.entity_fields)
     assert list(by_field.columns) == ["n", "woa", "precision", "recall", "f1", *OUTCOMES]
     adv = by_field.loc["Advertiser"]
-    # TP 1, TP 8/13, FD 8/19
-    assert (adv.n, adv.TP, adv.FD) == (3, 2, 1)
+    # TP 1, FD 8/13, FD 8/19 (both below the near-exact 0.9)
+    assert (adv.n, adv.TP, adv.FD) == (3, 1, 2)
     assert adv.woa == pytest.approx((1 + 8 / 13 + 8 / 19) / 3)
-    assert adv.precision == pytest.approx(2 / 3) and adv.recall == pytest.approx(2 / 3)
+    assert adv.precision == pytest.approx(1 / 3) and adv.recall == pytest.approx(1 / 3)
     rate = by_field.loc["LineItems.Rate"]
     # TP in A (2), B (1), C (1); FA (invented, B); FN (dropped, C)
     assert (rate.TP, rate.FA, rate.FN, rate.n) == (4, 1, 1, 6)

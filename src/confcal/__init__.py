@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from . import calibrators, confidence, docqa, routing, schemas
+from ._version import __version__
 from .bootstrap import bootstrap_ci
 from .calibrators import (
     HistogramBinning,
@@ -53,7 +54,6 @@ from .schema import Field, Items, Schema
 from .sketch import CalibrationSketch
 from .scoring import ExtractionResult, score_documents, score_documents_iter
 
-__version__ = "0.1.0"
 
 __all__ = [
     "CalibrationReport",

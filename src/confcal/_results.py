@@ -14,7 +14,9 @@ def concat_results(results: Sequence[ExtractionResult]) -> ExtractionResult:
     """One result whose entity table stacks the given ones, in order, and whose counts add.
 
     ``counts["documents"]`` becomes the number of scored (document, run) pairs. Categorical
-    columns stay categorical when every table uses the same categories (one schema).
+    columns stay categorical when every table uses the same categories (one schema). The
+    results must share one signature (same version, schema and conventions), which the
+    combined result keeps.
     """
     if not results:
         raise ValidationError("results must hold at least one ExtractionResult; found 0")
@@ -23,4 +25,9 @@ def concat_results(results: Sequence[ExtractionResult]) -> ExtractionResult:
     for r in results:
         for key, value in r.counts.items():
             counts[key] = counts.get(key, 0) + value
-    return ExtractionResult(entities=entities, counts=counts)
+    signatures = list(dict.fromkeys(r.signature for r in results))
+    if len(signatures) > 1:
+        raise ValidationError(
+            "results must come from the same scoring settings to be combined; found "
+            f"{len(signatures)} signatures: {signatures[0]!r} and {signatures[1]!r}")
+    return ExtractionResult(entities=entities, counts=counts, signature=signatures[0])

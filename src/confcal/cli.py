@@ -159,6 +159,10 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--strict", action="store_true",
                        help="fail on a truth document without prediction or an unknown "
                             "predicted field instead of counting them")
+    score.add_argument("--conventions", choices=("confcal", "stickler-1.0"), default="confcal",
+                       help="scoring rules: confcal's (default) or stickler-1.0, a reproduction "
+                            "of stickler-eval 1.0.0 (the ConfBench paper's scorer) for "
+                            "comparing with published numbers")
     score.add_argument("-o", "--output", required=True, type=_entities_path, metavar="OUT",
                        help="entity table to write: .parquet, .csv or .csv.gz")
 
@@ -267,6 +271,7 @@ def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
 def _score(args: argparse.Namespace, console: _Console) -> int:
     import numpy as np
 
+    from ._signature import extraction_signature
     from .exceptions import ValidationError
     from .io import _ChunkWriter, _paired_documents
     from .scoring import OUTCOMES, score_documents_iter
@@ -285,7 +290,8 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
     try:
         for result in score_documents_iter(
                 schema, pairs, chunk_size=_STREAM_CHUNK, strict=args.strict,
-                metadata=(lambda _doc_id: meta) if meta else None):
+                metadata=(lambda _doc_id: meta) if meta else None,
+                conventions=args.conventions):
             writer.write(result.entities)
             for key, value in result.counts.items():
                 c[key] = c.get(key, 0) + value
@@ -317,11 +323,16 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
           f"{rows:,} entities (TP {tp:,}, FD {fd:,}, FA {fa:,}, "
           f"FN {fn:,}, TN {c['TN']:,}), {c['without_confidence']:,} without confidence")
     print(f"WOA {woa}, F1 {f1}")
+    print(f"signature: {extraction_signature(schema, getattr(args, 'conventions', 'confcal'))}")
     for key, text in (
             ("docs_missing_prediction",
              "truth documents without a prediction (scored as all missing)"),
             ("unknown_fields", "predicted fields not in the schema (ignored)"),
-            ("unscored_truth_fields", "truth fields not in the schema (ignored)")):
+            ("unscored_truth_fields", "truth fields not in the schema (ignored)"),
+            ("whole_item_outcomes",
+             "outcomes of whole line items or lists (stickler-1.0 counts; no entity row)"),
+            ("excluded_by_conventions",
+             "line-item leaves stickler-1.0 leaves unlabelled (gated or unpaired items)")):
         if c.get(key):
             print(f"note: {c[key]:,} {text}")
     print(f"wrote {path}")
@@ -364,7 +375,8 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
     _print_table(written.runs)
     if args.bootstrap:
         print(f"\n95% intervals from {args.bootstrap} document resamples are in the report.")
-    print(f"\nreport: {written.html}")
+    print(f"\nsignature: {written.signature}")
+    print(f"report: {written.html}")
     return 0
 
 
@@ -440,8 +452,16 @@ def _report(args: argparse.Namespace, console: _Console) -> int:
     if args.sketch:
         return _report_sketched(args, console)
 
+    from ._signature import SIGNATURE_ATTR
+
     tables = [read_entities(path) for path in args.entities]
     entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    signatures = {t.attrs.get(SIGNATURE_ATTR) or "unknown" for t in tables}
+    if len(signatures) > 1:
+        # pd.concat keeps attrs only when they agree: the report then says schema:unknown
+        console.say("warning: the entity tables were scored with different settings, so "
+                    f"their numbers are not comparable: {sorted(signatures)}")
+        entities.attrs.pop(SIGNATURE_ATTR, None)
     return _write(entities, args, console, by=args.by, title=args.title, notes=())
 
 

@@ -14,8 +14,9 @@ parse. A plain callable works too; the scorer then calls it once per pair.
 Missing values (``None``, ``""``, NaN, ``[]``; see :func:`confcal._validation.is_missing`)
 are handled the same way by every comparator: two missing values agree (1.0), a missing
 value against a present one disagrees (0.0). The scorer turns those cases into the TN, FN
-and FA outcomes; the rule matters for line-item matching, where agreeing on an empty cell
-is evidence that two items are the same record.
+and FA outcomes. Line-item matching does not count an empty cell on both sides as agreement
+(:func:`confcal.matching.item_similarity`): two empty cells carry no evidence that two items
+are the same record.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from ._validation import is_missing
 from .exceptions import ValidationError
 
 __all__ = [
+    "ANLS_THRESHOLD",
+    "NEAR_EXACT_THRESHOLD",
     "Comparator",
     "Date",
     "Exact",
@@ -49,6 +52,15 @@ __all__ = [
 ]
 
 _CACHE_SIZE = 1 << 16
+
+NEAR_EXACT_THRESHOLD: float = 0.9
+"""The default :class:`Text` threshold: the ConfBench paper's near-exact acceptance."""
+
+ANLS_THRESHOLD: float = 0.5
+"""The lenient ANLS cut-off of document VQA (Biten et al., 2019), the threshold that
+stickler-eval 1.0.0 applies to text: a similarity below 0.5 means another value was read.
+Not a default anywhere; ask for it with ``Field(Text(), threshold=ANLS_THRESHOLD)`` or
+:func:`confcal.schemas.fcc_invoice` ``(text_threshold=ANLS_THRESHOLD)``."""
 
 
 @runtime_checkable
@@ -263,11 +275,13 @@ class Text(_BatchedMethods):
     Attributes
     ----------
     default_threshold : float
-        0.5, used by :class:`~confcal.schema.Field` when no threshold is given. It is the
-        ANLS cut-off of document VQA (Biten et al., 2019: a normalized Levenshtein
-        similarity below 0.5 means the model read a different value, not a typo of the
-        right one), and the field threshold stickler-eval 1.0.0, the reference
-        implementation of the ConfBench paper, applies when none is named.
+        0.9, used by :class:`~confcal.schema.Field` when no threshold is given: the
+        near-exact acceptance of the ConfBench paper (F1 "counts only exact or near-exact
+        matches"). After normalization, case and spacing already compare equal, so 0.9
+        accepts at most one edit per ten characters (a stray comma in "Buying Time, LLC")
+        and no edit at all in a value shorter than ten characters, where one character is
+        the value ("Net 30" vs "Net 60": 0.83). The lenient ANLS cut-off of document VQA,
+        0.5 (:data:`ANLS_THRESHOLD`), is there to ask for explicitly.
 
     Examples
     --------
@@ -282,7 +296,7 @@ class Text(_BatchedMethods):
     """
 
     ignore_punctuation: bool = False
-    default_threshold: ClassVar[float] = 0.5
+    default_threshold: ClassVar[float] = NEAR_EXACT_THRESHOLD
 
     def __post_init__(self) -> None:
         _check_bool(self.ignore_punctuation, "ignore_punctuation")

@@ -350,7 +350,7 @@ def compare_runs(ddf: Any, *, by: str | Sequence[str] | None = None,
     >>> table = compare_runs(dd.from_pandas(entities, npartitions=3), by="model")
     >>> table[["model", "n_documents", "auroc"]].round(3)
              model  n_documents  auroc
-    0  sim-logprob           75  0.845
+    0  sim-logprob           75  0.855
     """
     _check_ddf(ddf)
     split_every = _check_split_every(split_every)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ._files import new_file_mode
+from ._signature import SIGNATURE_ATTR
 from ._validation import is_missing
 from .exceptions import ValidationError
 from .scoring import OUTCOMES
@@ -487,6 +488,12 @@ class _ChunkWriter:
                     if column in frame:
                         i = schema.get_field_index(column)
                         schema = schema.set(i, pa.field(column, pa.string()))
+                signature = entities.attrs.get(SIGNATURE_ATTR)
+                if signature:
+                    # pandas' own key for DataFrame.attrs: pd.read_parquet restores them
+                    schema = schema.with_metadata({
+                        **(schema.metadata or {}),
+                        b"PANDAS_ATTRS": json.dumps({SIGNATURE_ATTR: signature}).encode()})
                 self._schema = schema
                 self._writer = pq.ParquetWriter(self.tmp, schema)
             table = pa.Table.from_pandas(frame, schema=self._schema, preserve_index=False)
@@ -693,9 +700,17 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
                 raise ValidationError(
                     f"{path} must have the columns {wanted}; found {len(absent)} missing: "
                     f"{absent}")
-            chunks: Iterator[pd.DataFrame] = (
-                batch.to_pandas() for batch in parquet.iter_batches(batch_size=chunk_rows,
-                                                                    columns=wanted))
+            attrs = json.loads((parquet.schema_arrow.metadata or {}).get(b"PANDAS_ATTRS", b"{}"))
+            signature = attrs.get(SIGNATURE_ATTR) if isinstance(attrs, dict) else None
+
+            def batches() -> Iterator[pd.DataFrame]:
+                for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
+                    frame = batch.to_pandas()
+                    if isinstance(signature, str):
+                        frame.attrs[SIGNATURE_ATTR] = signature
+                    yield frame
+
+            chunks: Iterator[pd.DataFrame] = batches()
             row, base = "row", 0
         else:
             chunks = pd.read_csv(path, dtype=text_columns, keep_default_na=False, na_values=[""],

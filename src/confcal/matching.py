@@ -1,7 +1,8 @@
 """One-to-one matching of truth and predicted line items (the Hungarian algorithm).
 
 The item similarity of a truth item and a predicted item is the weighted mean (sub-field
-weights) of their sub-field similarities. The similarity matrices are built vectorized --
+weights) of their sub-field similarities over the cells where at least one side has a value
+(:func:`item_similarity`). The similarity matrices are built vectorized --
 one ``pairwise`` call per sub-field: rapidfuzz ``cdist`` for text, numpy broadcasting on
 parsed numbers and dates -- and ``scipy.optimize.linear_sum_assignment`` picks the pairing
 with the largest total similarity among pairs whose similarity reaches ``match_threshold``.
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .comparators import _pairwise_similarity
+from .comparators import _missing_mask, _pairwise_similarity
 from .exceptions import ValidationError
 from .predictions import _check_scalar, _LeafError, _unwrap
 from .schema import Field, Items
@@ -23,23 +24,42 @@ from .schema import Field, Items
 __all__ = ["match_items"]
 
 
+def item_similarity(sims: np.ndarray, evidence: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Item similarities from sub-field similarities: the one rule of line-item matching.
+
+    ``sims`` and ``evidence`` are ``(k, ...)`` (k sub-fields, then any pair layout);
+    ``evidence`` is True where at least one side of the cell has a value; ``weights`` the
+    ``(k,)`` sub-field weights. The result is ``sum_f w_f s_f / sum_f w_f`` over the cells
+    with evidence: two empty cells say nothing about whether two items are the same record,
+    so they count neither for nor against the pair (otherwise a predicted item that leaves
+    the same cells empty as the truth item outbids the exact match that fills one more).
+    A pair with no value in any cell on either side has similarity 0.0: no evidence of a
+    match, so pairing it gains nothing (its rows are TN whether it is paired or not).
+
+    Shared by :func:`match_items` and :func:`confcal.scoring.score_documents`.
+    """
+    numerator = np.tensordot(weights, np.where(evidence, sims, 0.0), axes=1)
+    denominator = np.tensordot(weights, evidence.astype(np.float64), axes=1)
+    out = np.zeros_like(numerator)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
 def _item_similarity(
     truth_cols: Sequence[Sequence[Any]],
     pred_cols: Sequence[Sequence[Any]],
     specs: Sequence[Field],
-    truth_missing: Sequence[np.ndarray] | None = None,
-    pred_missing: Sequence[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(k, m, n)`` sub-field similarity matrices and their weighted mean ``(m, n)``."""
-    k = len(specs)
-    tms = truth_missing if truth_missing is not None else [None] * k
-    pms = pred_missing if pred_missing is not None else [None] * k
+    """``(k, m, n)`` sub-field similarity matrices and their item similarities ``(m, n)``."""
+    tms = [_missing_mask(t) for t in truth_cols]
+    pms = [_missing_mask(p) for p in pred_cols]
     mats = np.stack([
         _pairwise_similarity(spec.comparator, t, p, tm, pm)
         for spec, t, p, tm, pm in zip(specs, truth_cols, pred_cols, tms, pms)
     ])
+    evidence = np.stack([~(tm[:, None] & pm[None, :]) for tm, pm in zip(tms, pms)])
     weights = np.array([spec.weight for spec in specs], dtype=np.float64)
-    return mats, np.tensordot(weights, mats, axes=1) / weights.sum()
+    return mats, item_similarity(mats, evidence, weights)
 
 
 def _assign(
@@ -122,8 +142,10 @@ def match_items(
 
     Notes
     -----
-    The item similarity is ``sum_f w_f * s_f / sum_f w_f`` over the sub-fields, where
-    ``s_f`` is the comparator similarity (two missing values agree: 1.0; one missing: 0.0).
+    The item similarity is ``sum_f w_f * s_f / sum_f w_f`` over the sub-fields where at
+    least one of the two items has a value, ``s_f`` the comparator similarity (0.0 when one
+    side is missing); two empty cells carry no evidence, and a pair with no value on either
+    side scores 0.0 (:func:`item_similarity`).
     Among all one-to-one pairings that only use pairs with similarity ``>= match_threshold``,
     the returned one has the largest total similarity (``linear_sum_assignment`` with
     sub-threshold pairs given zero gain). Which of several equally good pairings is
@@ -139,6 +161,16 @@ def match_items(
     ...         {"Description": "Weather", "Rate": 40}]
     >>> match_items(truth, pred, fields)
     [(0, 1, 1.0), (1, 0, 1.0), (None, 2, 0.0)]
+
+    Empty cells are no evidence: the exact match wins over an item that merely leaves the
+    same cell empty. Counting the two empty Rates as agreement would give "Weather"
+    (0.222 + 1.0) / 2 = 0.61, more than the exact match's (1.0 + 0.0) / 2 = 0.5; without
+    them "Weather" scores 0.222 / 1 and the exact match 0.5:
+
+    >>> match_items([{"Description": "News at 6"}],
+    ...             [{"Description": "News at 6", "Rate": "100"}, {"Description": "Weather"}],
+    ...             fields)
+    [(0, 0, 0.5), (None, 1, 0.0)]
     """
     if isinstance(fields, Items):
         specs_map: Mapping[str, Field] = fields.fields

@@ -30,6 +30,7 @@ import pandas as pd
 
 from ._counts import share_count
 from ._ranking import Ranking, _dot, scale_weights, squared_error_sum
+from ._signature import calibration_signature
 from ._validation import (
     check_budget,
     check_budgets,
@@ -555,6 +556,11 @@ class CalibrationReport:
     bins : DataFrame
         The reliability table of the ECE bins (see :func:`reliability_bins`).
     n_bins, binning, ties : the options used.
+    signature : str
+        The settings behind the numbers, for comparing reports: confcal's version, the ECE
+        binning and bin count, and ECARB's tie rule
+        (``confcal:0.1.0|ece:quantile-5|ecarb-ties:expected``). Reports are comparable when
+        their signatures are equal.
     """
 
     n: int
@@ -571,9 +577,15 @@ class CalibrationReport:
     binning: str = "quantile"
     ties: str = "expected"
 
+    @property
+    def signature(self) -> str:
+        """The settings behind the numbers (class docstring)."""
+        return calibration_signature(binning=self.binning, n_bins=self.n_bins, ties=self.ties)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values (JSON-ready); bins as a list of row dicts."""
         return {
+            "signature": self.signature,
             "n": self.n, "n_errors": self.n_errors, "accuracy": self.accuracy,
             "auroc": self.auroc, "ece": self.ece, "mce": self.mce, "brier": self.brier,
             "ecarb": dict(self.ecarb), "ecarb_ceiling": dict(self.ecarb_ceiling),

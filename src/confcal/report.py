@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ._files import check_destination, publish_folder
+from ._signature import table_signature
 from ._validation import (
     check_budgets,
     check_n_bins,
@@ -272,10 +273,10 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     >>> table = compare_runs(entities, by="model", budgets=(0.1, 0.3))
     >>> table[["model", "woa", "auroc", "ece", "ecarb@0.3"]].round(2)
                    model   woa  auroc   ece  ecarb@0.3
-    0     sim-calibrated  0.72   0.64  0.01       1.50
-    1  sim-overconfident  0.61   0.56  0.34       1.18
-    2     sim-verbalized  0.67   0.68  0.22       1.42
-    3        sim-logprob  0.75   0.85  0.17       2.39
+    0     sim-calibrated  0.75   0.66  0.01       1.49
+    1  sim-overconfident  0.68   0.58  0.33       1.26
+    2     sim-verbalized  0.69   0.69  0.22       1.44
+    3        sim-logprob  0.77   0.85  0.17       2.40
     """
     frame = check_entities(entities)
     by = _check_by(by, frame)
@@ -716,6 +717,10 @@ class WrittenReport:
         The PNG files.
     runs : pandas.DataFrame
         The table of :func:`compare_runs` (what ``metrics.csv`` holds).
+    signature : str
+        The settings behind every number in the report (shown in its footer): the entity
+        table's extraction signature (``schema:unknown`` if it carries none) and the ECE
+        binning and ECARB tie rule; see :mod:`confcal._signature`.
     """
 
     directory: Path
@@ -724,6 +729,7 @@ class WrittenReport:
     metrics: Path
     figures: tuple[Path, ...]
     runs: pd.DataFrame
+    signature: str = ""
 
 
 _CSS = """
@@ -980,8 +986,9 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
                f"{int(frame['confidence'].isna().sum()):,} rows carry no confidence. "
                + (f"Brackets are {level} intervals from {bootstrap} bootstrap resamples of "
                   "documents." if bootstrap else "No bootstrap intervals (bootstrap=0)."))
+    signature = table_signature(entities, binning="quantile", n_bins=n_bins, ties="expected")
     footer = (f"confcal {_version()}; ECE with {n_bins} equal-mass bins; budgets "
-              f"{', '.join(f'{b:g}' for b in budgets)}; seed {seed}.")
+              f"{', '.join(f'{b:g}' for b in budgets)}; seed {seed}. Signature: {signature}")
     errors = _confident_errors(frame, by, n_errors)
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -1002,7 +1009,8 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         raise
     return WrittenReport(directory=out, html=out / "report.html", markdown=out / "report.md",
                          metrics=out / "metrics.csv",
-                         figures=tuple(out / name for _, name, _, _ in figures), runs=runs)
+                         figures=tuple(out / name for _, name, _, _ in figures), runs=runs,
+                         signature=signature)
 
 
 def _version() -> str:

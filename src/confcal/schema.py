@@ -10,10 +10,10 @@ Default thresholds (``Field(threshold=None)``) come from the comparator's
 
 * ``Number``, ``Date``, ``Exact``: 1.0. They are binary (similarity 0 or 1), so any
   threshold in (0, 1] means "equal" / "within tolerance"; 1.0 says so plainly.
-* ``Text``: 0.5, the ANLS cut-off of document VQA (a normalized Levenshtein similarity
-  below 0.5 means another value was read, not a typo of the right one), which is also the
-  field threshold stickler-eval 1.0.0, the ConfBench paper's reference scorer, applies when
-  none is named.
+* ``Text``: 0.9, the ConfBench paper's near-exact acceptance (F1 "counts only exact or
+  near-exact matches"): after normalization at most one edit per ten characters, none in a
+  short value. The lenient ANLS cut-off 0.5, the threshold stickler-eval 1.0.0 applies, is
+  :data:`confcal.comparators.ANLS_THRESHOLD`, to be asked for explicitly.
 
 A custom comparator (any callable ``(truth, prediction) -> float``) has no default: give
 its field an explicit ``threshold``.
@@ -21,8 +21,10 @@ its field an explicit ``threshold``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from dataclasses import fields as dataclass_fields
@@ -38,6 +40,7 @@ __all__ = ["Field", "Items", "Schema"]
 _COMPARATOR_TYPES: dict[str, type] = {"Text": Text, "Exact": Exact, "Number": Number, "Date": Date}
 _FORMAT = "confcal.schema"
 _VERSION = 1
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def _is_real(value: Any) -> bool:
@@ -72,7 +75,7 @@ class Field:
     Examples
     --------
     >>> Field(Text()).threshold
-    0.5
+    0.9
     >>> Field(Number(rel_tol=0.02), weight=2.0)
     Field(comparator=Number(rel_tol=0.02, abs_tol=0.0, decimal='.'), threshold=1.0, weight=2.0)
     >>> Field(lambda t, p: float(t == p))  # doctest: +ELLIPSIS
@@ -174,6 +177,9 @@ class Schema:
     Parameters
     ----------
     fields : mapping of str to Field or Items
+    name : str, optional
+        A short name shown in signatures (``"fcc-invoice"``); letters, digits, ``.``, ``_``
+        and ``-``. The :attr:`digest`, not the name, tells two schemas apart.
 
     Attributes
     ----------
@@ -195,8 +201,16 @@ class Schema:
     """
 
     fields: Mapping[str, Field | Items]
+    _: KW_ONLY
+    name: str | None = None
 
     def __post_init__(self) -> None:
+        if self.name is not None and (
+            not isinstance(self.name, str) or not _NAME.fullmatch(self.name)
+        ):
+            raise ValidationError(
+                "name must be a non-empty string of letters, digits, '.', '_' and '-'; "
+                f"found {self.name!r}")
         if not isinstance(self.fields, Mapping):
             raise ValidationError(
                 f"fields must be a mapping of field names to Field or Items; found {self.fields!r}"
@@ -228,6 +242,36 @@ class Schema:
         """Entity-table field names in schema order (see the class docstring)."""
         return self._entity_fields  # type: ignore[attr-defined, no-any-return]
 
+    @property
+    def digest(self) -> str:
+        """12 hex digits of SHA-256 over every comparator, threshold, weight and match
+        threshold, in field order (the name is not part of it).
+
+        Two schemas that score alike have the same digest; a change to any setting changes
+        it. A custom comparator (no JSON form) enters by its module, qualified name and
+        ``repr``: the digest then names the callable, not what it computes
+        (:attr:`has_custom_comparators`).
+
+        >>> Schema({"Total": Field(Number())}).digest == Schema({"Total": Field(Number())}).digest
+        True
+        >>> Schema({"Total": Field(Number())}).digest == Schema({"Total": Field(Number(rel_tol=0.02))}).digest
+        False
+        """
+        text = json.dumps(self._description(), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=True)
+        # sort_keys orders the keys inside each field; the field order itself is kept by
+        # listing the fields as pairs.
+        return hashlib.sha256(text.encode("ascii")).hexdigest()[:12]
+
+    @property
+    def has_custom_comparators(self) -> bool:
+        """True when a field uses a comparator other than the four built-in ones."""
+        return any(d.get("custom", False) for d in _leaf_descriptions(self._description()))
+
+    def _description(self) -> list[Any]:
+        return [[name, _items_description(spec) if isinstance(spec, Items)
+                 else _field_description(spec)] for name, spec in self.fields.items()]
+
     # ------------------------------------------------------------------ JSON
 
     def to_dict(self) -> dict[str, Any]:
@@ -238,9 +282,11 @@ class Schema:
         ValidationError
             If a field uses a custom comparator, which cannot be written to JSON.
         """
+        out: dict[str, Any] = {"format": _FORMAT, "version": _VERSION}
+        if self.name is not None:
+            out["name"] = self.name
         return {
-            "format": _FORMAT,
-            "version": _VERSION,
+            **out,
             "fields": {
                 name: _items_to_dict(name, spec)
                 if isinstance(spec, Items)
@@ -279,7 +325,7 @@ class Schema:
     def from_dict(cls, data: Mapping[str, Any]) -> Schema:
         """Read a schema written by :meth:`to_dict`; every key is checked (typos raise)."""
         where = "schema"
-        _check_keys(data, where, required={"fields"}, optional={"format", "version"})
+        _check_keys(data, where, required={"fields"}, optional={"format", "version", "name"})
         if data.get("format", _FORMAT) != _FORMAT:
             raise ValidationError(f"{where}.format must be {_FORMAT!r}; found {data['format']!r}")
         if data.get("version", _VERSION) != _VERSION:
@@ -299,7 +345,7 @@ class Schema:
                 out[name] = _items_from_dict(spec, path)
             else:
                 raise ValidationError(f"{path}.kind must be one of 'field', 'items'; found {kind!r}")
-        return _wrap(lambda: cls(out), where)
+        return _wrap(lambda: cls(out, name=data.get("name")), where)
 
     @classmethod
     def from_json(cls, text: str) -> Schema:
@@ -313,6 +359,35 @@ class Schema:
         if not isinstance(data, Mapping):
             raise ValidationError(f"schema must be a JSON object; found {type(data).__name__}")
         return cls.from_dict(data)
+
+
+def _comparator_description(comparator: Any) -> dict[str, Any]:
+    kind = next((k for k, t in _COMPARATOR_TYPES.items() if type(comparator) is t), None)
+    if kind is not None:
+        return _comparator_to_dict("", comparator)
+    named = comparator if hasattr(comparator, "__qualname__") else type(comparator)
+    return {"type": "custom", "custom": True,
+            "name": f"{getattr(named, '__module__', '?')}.{named.__qualname__}",
+            "repr": repr(comparator)}
+
+
+def _field_description(spec: Field) -> dict[str, Any]:
+    return {"comparator": _comparator_description(spec.comparator),
+            "threshold": spec.threshold, "weight": spec.weight}
+
+
+def _items_description(spec: Items) -> dict[str, Any]:
+    return {"fields": [[sub, _field_description(f)] for sub, f in spec.fields.items()],
+            "match_threshold": spec.match_threshold, "weight": spec.weight}
+
+
+def _leaf_descriptions(description: list[Any]) -> list[dict[str, Any]]:
+    """The comparator descriptions of a schema description, line-item sub-fields included."""
+    out: list[dict[str, Any]] = []
+    for _, spec in description:
+        subs = [f for _, f in spec["fields"]] if "fields" in spec else [spec]
+        out.extend(f["comparator"] for f in subs)
+    return out
 
 
 def _wrap(build: Any, where: str) -> Any:

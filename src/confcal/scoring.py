@@ -27,12 +27,13 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ._signature import SIGNATURE_ATTR, extraction_signature
 from ._validation import is_missing
 from .comparators import (
     _block_pairs,
@@ -42,7 +43,7 @@ from .comparators import (
     _missing_flags,
 )
 from .exceptions import UndefinedMetricWarning, ValidationError
-from .matching import _assign
+from .matching import _assign, item_similarity
 from .predictions import _FAST_SCALARS, _check_scalar, _LeafError, _unwrap
 from .schema import Field, Items, Schema
 
@@ -112,7 +113,16 @@ class ExtractionResult:
         inside a line item, that the schema does not define; ignored);
         ``unscored_truth_fields`` (ground-truth keys the schema does not define; ignored);
         ``without_confidence`` (entity rows with no confidence, left out of
-        :meth:`to_calibration`).
+        :meth:`to_calibration`). With ``conventions="stickler-1.0"`` also
+        ``excluded_by_conventions`` (line-item leaves stickler-eval leaves unlabelled, so
+        without a row) and ``whole_item_outcomes`` (outcomes it gives whole items or lists,
+        counted in TP...TN without a row).
+    signature : str
+        The settings that produced the table (:mod:`confcal._signature`): confcal's version,
+        the schema's name and digest, the conventions and the line-item match threshold,
+        e.g. ``confcal:0.1.0|schema:fcc-invoice@afba760d3140|conventions:confcal|match:0.0``.
+        Two results are comparable when their signatures are equal. Empty for a result
+        built by hand.
 
     Notes
     -----
@@ -125,6 +135,7 @@ class ExtractionResult:
 
     entities: pd.DataFrame
     counts: dict[str, int]
+    signature: str = ""
 
     @property
     def woa(self) -> float:
@@ -598,7 +609,8 @@ class _ItemsField:
             for s, kern in enumerate(self.kernels):
                 raw = kern._blocks(prepared_t[s], prepared_p[s], ts, mm, ps, nn, ti, pj)
                 sims[s] = _fix_missing(raw, tm[s][ti], pm[s][pj])
-            item_sim = np.tensordot(weights, sims, axes=1) / weights.sum()
+            evidence = np.stack([~(tm[s][ti] & pm[s][pj]) for s in range(k)])
+            item_sim = item_similarity(sims, evidence, weights)
             self._emit(docs[lo:hi], ts, mm, ps, nn, sims, item_sim, threshold,
                        truth_base, pred_base, out)
 
@@ -683,6 +695,7 @@ def score_documents(
     *,
     metadata: Mapping[Any, Mapping[str, Any]] | None = None,
     strict: bool = False,
+    conventions: str = "confcal",
 ) -> ExtractionResult:
     """Score predicted documents against ground truth.
 
@@ -702,6 +715,15 @@ def score_documents(
     strict : bool, default False
         Raise instead of counting when a truth document has no prediction or a prediction
         has a field the schema does not define.
+    conventions : {"confcal", "stickler-1.0"}, default "confcal"
+        ``"confcal"``: the semantics documented here. ``"stickler-1.0"``: reproduce
+        stickler-eval 1.0.0, the ConfBench paper's scorer, to compare with published
+        numbers: its counts (``counts["TP"]`` ... ``["TN"]``, which then include outcomes of
+        whole line items and lists, ``counts["whole_item_outcomes"]``), its labels
+        (``correct``) and the leaves it labels; the line-item leaves it leaves out are
+        counted in ``counts["excluded_by_conventions"]``. Text is accepted at 0.5 and line
+        items are paired at 0.7 whatever the schema's thresholds; see
+        ``docs/concepts.md`` for every rule.
 
     Returns
     -------
@@ -755,6 +777,9 @@ def score_documents(
         raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
     if not isinstance(strict, bool):
         raise ValidationError(f"strict must be True or False; found {strict!r}")
+    from . import _stickler
+
+    stickler = _stickler.check_conventions(conventions) == "stickler-1.0"
     truth_docs = _doc_pairs(truths, "truths")
     if not truth_docs:
         raise ValidationError("truths must contain at least one document; found 0")
@@ -768,6 +793,10 @@ def score_documents(
             f"truths, first {stray[0]!r}"
         )
     meta = _metadata_columns(metadata, doc_ids, doc_pos)
+    signature = extraction_signature(schema, conventions)
+    if stickler:
+        return _signed(_stickler.score(schema, truth_docs, pred_docs, doc_ids, meta, strict),
+                       signature)
 
     names = schema.entity_fields
     code = {name: i for i, name in enumerate(names)}
@@ -824,7 +853,15 @@ def score_documents(
     for it in lists:
         it.flush(pool, out, tally, strict, _PAIR_BUDGET)
     thresholds, weights = _leaf_settings(schema)
-    return _assemble(pool, out, names, thresholds, weights, doc_ids, meta, tally)
+    return _signed(_assemble(pool, out, names, thresholds, weights, doc_ids, meta, tally),
+                   signature)
+
+
+def _signed(result: ExtractionResult, signature: str) -> ExtractionResult:
+    """The result with its signature, also carried by the entity table (written to Parquet
+    by :func:`confcal.io.write_entities`, read back by :func:`confcal.io.read_entities`)."""
+    result.entities.attrs[SIGNATURE_ATTR] = signature
+    return replace(result, signature=signature)
 
 
 def _leaf_settings(schema: Schema) -> tuple[np.ndarray, np.ndarray]:
@@ -910,6 +947,7 @@ def score_documents_iter(
     metadata: Mapping[Any, Mapping[str, Any]] | Callable[[Any], Mapping[str, Any] | None]
     | None = None,
     strict: bool = False,
+    conventions: str = "confcal",
 ) -> Iterator[ExtractionResult]:
     """Score documents from a stream, yielding the entity table chunk by chunk.
 
@@ -933,6 +971,8 @@ def score_documents_iter(
         constant column without listing the ids). With a mapping, an id never seen in
         ``pairs`` is an error, raised when the stream ends.
     strict : bool, default False
+        As in :func:`score_documents`.
+    conventions : {"confcal", "stickler-1.0"}, default "confcal"
         As in :func:`score_documents`.
 
     Yields
@@ -977,6 +1017,9 @@ def score_documents_iter(
         raise ValidationError(f"chunk_size must be an integer >= 1; found {chunk_size!r}")
     if not isinstance(strict, bool):
         raise ValidationError(f"strict must be True or False; found {strict!r}")
+    from ._stickler import check_conventions
+
+    check_conventions(conventions)
     if metadata is not None and not (isinstance(metadata, Mapping) or callable(metadata)):
         raise ValidationError(
             "metadata must be a mapping doc_id -> {column: value} or a callable doc_id -> "
@@ -985,11 +1028,12 @@ def score_documents_iter(
         raise ValidationError(
             "pairs must be an iterable of (doc_id, truth, prediction) triples; found "
             f"{type(pairs).__name__}")
-    return _score_stream(schema, pairs, int(chunk_size), metadata, strict)
+    return _score_stream(schema, pairs, int(chunk_size), metadata, strict, conventions)
 
 
 def _score_stream(
-    schema: Schema, pairs: Iterable[Any], chunk_size: int, metadata: Any, strict: bool
+    schema: Schema, pairs: Iterable[Any], chunk_size: int, metadata: Any, strict: bool,
+    conventions: str,
 ) -> Iterator[ExtractionResult]:
     # A generator behind a plain function: argument errors are raised at the call, not at
     # the first next().
@@ -1010,7 +1054,8 @@ def _score_stream(
                 row = metadata(d)
                 if row is not None:
                     meta[d] = row
-        return score_documents(schema, truths, preds, metadata=meta or None, strict=strict)
+        return score_documents(schema, truths, preds, metadata=meta or None, strict=strict,
+                               conventions=conventions)
 
     chunk: list[tuple[Any, Any, Any]] = []
     position = -1
