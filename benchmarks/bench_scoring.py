@@ -151,34 +151,12 @@ def stickler_worker(path: str, repeat: int) -> None:
     """
 
     import stickler
-    from stickler import ComparableField, StructuredModel
-    from stickler.comparators import DateComparator, LevenshteinComparator, NumericComparator
 
-    def text() -> Any:
-        return ComparableField(comparator=LevenshteinComparator(), threshold=0.5, default=None)
+    # the FCC-equivalent models, shared with the test that checks conventions="stickler-1.0"
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from _stickler_models import fcc_models
 
-    def amount() -> Any:
-        return ComparableField(comparator=NumericComparator(relative_tolerance=0.01),
-                               threshold=1.0, default=None)
-
-    def day() -> Any:
-        return ComparableField(comparator=DateComparator(dayfirst=False), threshold=1.0, default=None)
-
-    class LineItem(StructuredModel):
-        StartDate: str | None = day()
-        EndDate: str | None = day()
-        Days: str | None = text()
-        Description: str | None = text()
-        Rate: str | None = amount()
-
-    class Invoice(StructuredModel):
-        Agency: str | None = text()
-        Advertiser: str | None = text()
-        GrossTotal: str | None = amount()
-        PaymentTerms: str | None = text()
-        AgencyCommission: str | None = amount()
-        NetAmountDue: str | None = amount()
-        LineItems: list[LineItem] | None = ComparableField(default=None)
+    Invoice, _ = fcc_models()
 
     data = json.loads(Path(path).read_text())
     times = []

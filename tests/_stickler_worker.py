@@ -9,8 +9,8 @@ DOCS.json holds ``{"docs": [{"id": ..., "truth": {...}, "prediction": {...}}, ..
 predicted leaves in stickler's rich-value form ``{"_value": v, "_confidence": c}``. For each
 document the output has stickler's leaf-level counts (``confusion_matrix["aggregate"]``)
 and its calibration pairs (``ConfidenceCalculator.extract``: field path, match,
-confidence). The models are the FCC-equivalent ones of benchmarks/bench_scoring.py
-(``stickler_worker``).
+confidence). The models are the FCC-equivalent ones of tests/_stickler_models.py, which the
+speed benchmark uses too.
 """
 
 from __future__ import annotations
@@ -19,42 +19,17 @@ import json
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
 
 
 def main(path: str) -> None:
     warnings.filterwarnings("ignore")
     import stickler
-    from stickler import ComparableField, StructuredModel
-    from stickler.comparators import DateComparator, LevenshteinComparator, NumericComparator
     from stickler.structured_object_evaluator.models.confidence import ConfidenceCalculator
 
-    def text() -> Any:
-        return ComparableField(comparator=LevenshteinComparator(), threshold=0.5, default=None)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _stickler_models import fcc_models
 
-    def amount() -> Any:
-        return ComparableField(comparator=NumericComparator(relative_tolerance=0.01),
-                               threshold=1.0, default=None)
-
-    def day() -> Any:
-        return ComparableField(comparator=DateComparator(dayfirst=False), threshold=1.0, default=None)
-
-    class LineItem(StructuredModel):
-        StartDate: str | None = day()
-        EndDate: str | None = day()
-        Days: str | None = text()
-        Description: str | None = text()
-        Rate: str | None = amount()
-
-    class Invoice(StructuredModel):
-        Agency: str | None = text()
-        Advertiser: str | None = text()
-        GrossTotal: str | None = amount()
-        PaymentTerms: str | None = text()
-        AgencyCommission: str | None = amount()
-        NetAmountDue: str | None = amount()
-        LineItems: list[LineItem] | None = ComparableField(default=None)
-
+    Invoice, _ = fcc_models()
     calculator = ConfidenceCalculator()
     out = []
     for doc in json.loads(Path(path).read_text())["docs"]:
