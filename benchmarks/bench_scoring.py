@@ -203,8 +203,8 @@ def run_stickler(python: Path, truths: list[Any], preds: list[Any], repeat: int)
 
 def time_confcal(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> float:
     """Best-of-``repeat`` seconds for one score_documents call (caches cleared each time)."""
-    from confcal import comparators
-    from confcal.schemas import FCC_INVOICE
+    from confcal.scoring import comparators
+    from confcal.scoring.presets import FCC_INVOICE
     from confcal.scoring import score_documents
 
     best = float("inf")

@@ -38,11 +38,11 @@ import pandas as pd
 from PIL import Image
 
 import confcal
-from confcal.degradation import catastrophic_failures, degradation_tiers
+from confcal.report.degradation import catastrophic_failures, degradation_tiers
 from confcal.extras.augment import degrade_corpus
 from confcal.extras.clients import OpenAICompatibleClient
 from confcal.extras.extraction import MODALITIES, STRATEGIES, run_extraction
-from confcal.schemas import FCC_INVOICE
+from confcal.scoring.presets import FCC_INVOICE
 
 PIPELINES = ["stains", "skew_jpeg", "shadow_lighting", "fax_letterpress"]
 PAGE = (800, 1000)  # width, height: fits the 1200 x 1000 box, so pages are sent unscaled
@@ -356,7 +356,7 @@ def main() -> None:
         return
     from matplotlib.figure import Figure
 
-    from confcal.plots import reliability_diagram
+    from confcal.report.plots import reliability_diagram
 
     figure = Figure(figsize=(13, 8), layout="constrained")
     axes = figure.subplots(2, 3).ravel()

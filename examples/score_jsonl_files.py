@@ -22,9 +22,9 @@ from pathlib import Path
 import pandas as pd
 
 from confcal.datasets import load_demo
-from confcal.io import read_documents
+from confcal.scoring.io import read_documents
 from confcal.report import write_report
-from confcal.schemas import FCC_INVOICE
+from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents
 
 

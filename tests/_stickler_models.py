@@ -2,7 +2,7 @@
 
 Imported only by code that runs in stickler's own virtual environment: the test worker
 (tests/_stickler_worker.py) and the speed benchmark (benchmarks/bench_scoring.py). They are
-the stickler counterpart of ``confcal.schemas.FCC_INVOICE`` as the ConfBench paper scored it:
+the stickler counterpart of ``confcal.scoring.presets.FCC_INVOICE`` as the ConfBench paper scored it:
 Levenshtein text at threshold 0.5, amounts with a 1% relative tolerance, dates month-first,
 line items paired at stickler's default match threshold 0.7.
 """

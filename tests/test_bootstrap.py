@@ -9,7 +9,7 @@ import pytest
 
 import confcal
 from confcal import UndefinedMetricWarning, ValidationError, bootstrap_ci
-from confcal.bootstrap import _distribution, _DocumentResampler
+from confcal.metrics.bootstrap import _distribution, _DocumentResampler
 
 METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "accuracy")
 

@@ -1,4 +1,4 @@
-"""confcal.calibrators: fitted maps, their monotonicity, JSON, transfer and cross-validation."""
+"""confcal.calibration.calibrators: fitted maps, their monotonicity, JSON, transfer and cross-validation."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from confcal.calibrators import (
+from confcal.calibration.calibrators import (
     CALIBRATORS,
     CalibrationWarning,
     HistogramBinning,
@@ -429,7 +429,7 @@ def test_evaluate_transfer_accepts_names_classes_and_callables():
      r"fitting on tier 'clean': confidence must hold at least one value strictly inside"),
     ([1, 2], {}, r"entities must be a pandas DataFrame"),
 ])
-@pytest.mark.filterwarnings("ignore::confcal.calibrators.CalibrationWarning")
+@pytest.mark.filterwarnings("ignore::confcal.calibration.calibrators.CalibrationWarning")
 def test_evaluate_transfer_errors(table, kwargs, match):
     with pytest.raises(ValidationError, match=match):
         evaluate_transfer(table, **kwargs)

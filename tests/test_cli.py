@@ -20,9 +20,9 @@ import pytest
 import confcal
 from confcal.cli import main
 from confcal.datasets import _generate
-from confcal.io import read_entities
+from confcal.scoring.io import read_entities
 from confcal.report import compare_runs
-from confcal.schemas import FCC_INVOICE
+from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents
 
 DATA = Path(_generate.__file__).with_name("data")
@@ -98,7 +98,7 @@ def test_score_then_report_end_to_end(inputs, tmp_path):
                "-o", "a.parquet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"scored {N_DOCS} documents" in done.stdout and "wrote a.parquet" in done.stdout
-    from confcal.schemas import FCC_INVOICE
+    from confcal.scoring.presets import FCC_INVOICE
 
     signature = (f"confcal:{confcal.__version__}|schema:fcc-invoice@{FCC_INVOICE.digest}"
                  "|conventions:confcal|match:0.0")
@@ -321,7 +321,7 @@ def test_report_refuses_a_folder_that_is_not_a_report(inputs, tmp_path, capsys):
 
 
 def test_error_locations_match_whole_doc_ids():
-    from confcal.cli import _where
+    from confcal.cli._main import _where
 
     message = "doc 10, field Agency: confidence must be a number within [0, 1]; found 2"
     where = {1: "t.jsonl, line 1", 10: "t.jsonl, line 10"}
@@ -329,7 +329,7 @@ def test_error_locations_match_whole_doc_ids():
 
 
 def test_qa_subcommand_is_wired_into_the_confcal_command(tmp_path):
-    # `confcal qa` comes from confcal._qa_cli; through main() it keeps the exit-code rules
+    # `confcal qa` comes from confcal.qa._command; through main() it keeps the exit-code rules
     from confcal.cli import main
 
     out = tmp_path / "qa"
@@ -346,7 +346,7 @@ def test_qa_output_is_replaced_whole_and_foreign_folders_are_refused(tmp_path, c
     import json
 
     from confcal.cli import main
-    from confcal.docqa import load_sample
+    from confcal.qa.docqa import load_sample
 
     out = tmp_path / "qa"
     assert main(["qa", "--demo", "-o", str(out)]) == 0

@@ -11,8 +11,8 @@ from dateutil import parser as dateutil_parser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from confcal import comparators
-from confcal.comparators import (
+from confcal.scoring import comparators
+from confcal.scoring.comparators import (
     Date,
     Exact,
     Number,
@@ -376,7 +376,7 @@ def test_year_first_forms_are_never_read_day_first(text):
     # Found in review: these reached dateutil with dayfirst=True and came back 3 January.
     from datetime import date
 
-    from confcal.comparators import parse_date
+    from confcal.scoring.comparators import parse_date
 
     assert parse_date(text, dayfirst=True) == date(2024, 3, 1)
     assert Date(dayfirst=True)("2024-03-01", text) == 1.0

@@ -1,4 +1,4 @@
-"""confcal.confidence: log-probability aggregation, value-token alignment, top-K parsing."""
+"""confcal.calibration.confidence: log-probability aggregation, value-token alignment, top-K parsing."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from confcal.comparators import Number, Text
-from confcal.confidence import (
+from confcal.scoring.comparators import Number, Text
+from confcal.calibration.confidence import (
     ProbabilitySumWarning,
     aggregate_logprobs,
     confidences_from_logprobs,
@@ -21,7 +21,7 @@ from confcal.confidence import (
     value_token_spans,
 )
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
-from confcal.schema import Field, Items, Schema
+from confcal.scoring.schema import Field, Items, Schema
 from confcal.scoring import score_documents
 
 L = math.log
@@ -72,7 +72,7 @@ SENTENCEPIECE = ['```', 'json', '<0x0A>', '{"', 'Agency', '":', '▁"AC', 'ME', 
 def test_fixtures_spell_the_answers_they_claim():
     text = "".join(WORDPIECE)
     assert json.loads(text)["LineItems"][1]["Description"] == 'The "Late" Show'
-    from confcal.confidence import _BYTE_LEVEL
+    from confcal.calibration.confidence import _BYTE_LEVEL
 
     raw = bytes(_BYTE_LEVEL[ch] for t in BYTE_LEVEL for ch in t).decode("utf-8")
     assert raw.endswith("<|endoftext|>")
@@ -254,7 +254,7 @@ _SCALARS = st.one_of(
 
 
 def _to_byte_level(piece: bytes) -> str:
-    from confcal.confidence import _BYTE_LEVEL
+    from confcal.calibration.confidence import _BYTE_LEVEL
 
     encoder = {b: ch for ch, b in _BYTE_LEVEL.items()}
     return "".join(encoder[b] for b in piece)

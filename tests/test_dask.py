@@ -23,7 +23,7 @@ from confcal import dask as cdask
 from confcal.datasets import load_demo
 from confcal.exceptions import ValidationError
 from confcal.report import compare_runs
-from confcal.schemas import FCC_INVOICE
+from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents
 
 BUDGETS = (0.1, 0.3)

@@ -1,4 +1,4 @@
-"""confcal.degradation: catastrophic failures and degradation tiers, on hand-worked tables."""
+"""confcal.report.degradation: catastrophic failures and degradation tiers, on hand-worked tables."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from confcal import Field, Items, Number, Schema, Text, score_documents
-from confcal.degradation import TIERS, catastrophic_failures, degradation_tiers
+from confcal.report.degradation import TIERS, catastrophic_failures, degradation_tiers
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
 
 

@@ -1,4 +1,4 @@
-"""confcal.docqa and the ``confcal qa`` command: every test bullet of issue 6.
+"""confcal.qa.docqa and the ``confcal qa`` command: every test bullet of issue 6.
 
 The model judge is tested against a real chat-completions server on 127.0.0.1
 (tests/_chat_server.py); nothing else touches the network.
@@ -20,8 +20,8 @@ import pytest
 
 import confcal
 from _chat_server import ChatServer, Reply
-from confcal._qa_cli import add_qa_parser, run_qa
-from confcal.docqa import (
+from confcal.qa._command import add_qa_parser, run_qa
+from confcal.qa.docqa import (
     DOMAINS,
     QTYPES,
     RULES,

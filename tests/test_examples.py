@@ -14,7 +14,7 @@ import pytest
 import confcal
 
 ROOT = Path(__file__).resolve().parents[1]
-USER_DOCS = ["quickstart.md", "concepts.md", "api.md", "cli.md"]
+USER_DOCS = ["quickstart.md", "concepts.md", "api.md", "cli.md", "architecture.md"]
 
 
 def _run(script: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -54,11 +54,11 @@ def test_user_docs_link_to_files_that_exist(page):
 
 
 @pytest.mark.parametrize("module", [
-    "confcal.metrics", "confcal.bootstrap", "confcal.scoring", "confcal.schema",
-    "confcal.comparators", "confcal.matching", "confcal.schemas", "confcal.confidence",
-    "confcal.calibrators", "confcal.routing", "confcal.testing", "confcal.exceptions",
-    "confcal.sketch", "confcal.docqa", "confcal.degradation", "confcal.report",
-    "confcal.plots", "confcal.datasets", "confcal.io", "confcal.dask", "confcal.cli",
+    "confcal.metrics", "confcal.metrics.bootstrap", "confcal.scoring", "confcal.scoring.schema",
+    "confcal.scoring.comparators", "confcal.scoring.matching", "confcal.scoring.presets", "confcal.calibration.confidence",
+    "confcal.calibration.calibrators", "confcal.calibration.routing", "confcal.testing", "confcal.exceptions",
+    "confcal.metrics.sketch", "confcal.qa.docqa", "confcal.report.degradation", "confcal.report",
+    "confcal.report.plots", "confcal.datasets", "confcal.scoring.io", "confcal.dask", "confcal.cli",
     "confcal.extras.augment", "confcal.extras.models"])
 def test_api_reference_lists_every_public_name(module):
     text = (ROOT / "docs" / "api.md").read_text()

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from confcal.comparators import Number, Text
+from confcal.scoring.comparators import Number, Text
 from confcal.exceptions import ValidationError
 from confcal.extras import clients as clients_module
 from confcal.extras.clients import (
@@ -45,7 +45,7 @@ from confcal.extras.extraction import (
     extract_verbalized,
     run_extraction,
 )
-from confcal.schema import Field, Items, Schema
+from confcal.scoring.schema import Field, Items, Schema
 from confcal.scoring import score_documents
 
 SCHEMA = Schema({"Agency": Field(Text()), "GrossTotal": Field(Number()),

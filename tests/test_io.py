@@ -1,4 +1,4 @@
-"""confcal.io: documents in, entity tables out and back, errors that say where."""
+"""confcal.scoring.io: documents in, entity tables out and back, errors that say where."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from confcal.exceptions import ValidationError
-from confcal.io import check_entities, read_documents, read_entities, write_entities
-from confcal.schemas import FCC_INVOICE
+from confcal.scoring.io import check_entities, read_documents, read_entities, write_entities
+from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents
 
 
@@ -135,7 +135,7 @@ def test_written_entity_tables_follow_the_umask(tmp_path):
     import stat
 
     from confcal import load_demo
-    from confcal.io import write_entities
+    from confcal.scoring.io import write_entities
 
     entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
     old = os.umask(0o022)

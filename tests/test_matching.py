@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from confcal._validation import is_missing
-from confcal.comparators import Date, Number, Text
+from confcal.scoring.comparators import Date, Number, Text
 from confcal.exceptions import ValidationError
-from confcal.matching import match_items
-from confcal.predictions import parse_prediction
-from confcal.schema import Field, Items
+from confcal.scoring.matching import match_items
+from confcal.scoring.predictions import parse_prediction
+from confcal.scoring.schema import Field, Items
 
 FIELDS = {"Description": Field(Text()), "Rate": Field(Number()), "Start": Field(Date())}
 

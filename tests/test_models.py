@@ -268,8 +268,8 @@ def test_importing_the_core_does_not_import_the_client():
     import subprocess
     import sys
 
-    code = ("import sys, confcal, confcal.docqa; "
-            "confcal.docqa.RuleJudge().judge('Q?', 'a', 'a'); "
+    code = ("import sys, confcal, confcal.qa.docqa; "
+            "confcal.qa.docqa.RuleJudge().judge('Q?', 'a', 'a'); "
             "print([m for m in ('confcal.extras', 'confcal.extras.models', 'urllib.request') "
             "if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

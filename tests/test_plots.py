@@ -1,4 +1,4 @@
-"""confcal.plots: what each figure shows, drawn without pyplot and without network."""
+"""confcal.report.plots: what each figure shows, drawn without pyplot and without network."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import confcal
-from confcal import plots
+from confcal.report import plots
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
 
 pytest.importorskip("matplotlib")  # plots imports it lazily, inside each function
@@ -125,7 +125,7 @@ def test_figures_render_to_png():
 def test_import_is_lazy_and_drawing_never_touches_pyplot():
     code = (
         "import sys, warnings\n"
-        "import confcal.plots as p\n"
+        "import confcal.report.plots as p\n"
         "assert 'matplotlib' not in sys.modules, 'imported at import time'\n"
         "fig = p.reliability_diagram([1, 0, 1, 1], [0.9, 0.2, 0.7, 0.6], min_count=0)\n"
         "fig.savefig(__import__('io').BytesIO(), format='png')\n"
@@ -140,7 +140,7 @@ def test_quantile_diagram_with_tied_bins_draws():
     # seven 0.7s: their mean is 0.7 * 7 / 7 = 0.6999999999999999, one ulp below the bin's
     # lower edge 0.7; the error bar must not go negative (matplotlib raises on that).
     pytest.importorskip("matplotlib")
-    from confcal.plots import reliability_diagram
+    from confcal.report.plots import reliability_diagram
 
     confidence = [0.1] * 3 + [0.7] * 7
     correct = [1, 0, 1, 1, 1, 1, 0, 1, 1, 1]

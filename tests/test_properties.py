@@ -1,4 +1,4 @@
-"""Hypothesis properties of the fast metrics in confcal.metrics and confcal.bootstrap.
+"""Hypothesis properties of the fast metrics in confcal.metrics and confcal.metrics.bootstrap.
 
 The yardstick is confcal.testing: slow references written from DESIGN.md "Calibration
 semantics" alone (pairwise AUROC, loop ECE/MCE, exact Brier, ECARB by brute force over every
@@ -23,7 +23,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from confcal.bootstrap import bootstrap_ci
+from confcal.metrics.bootstrap import bootstrap_ci
 from confcal.exceptions import UndefinedMetricWarning
 from confcal.metrics import (
     auroc,
@@ -921,7 +921,7 @@ def test_integer_weighted_bins_are_repeated_rows_bin_for_bin(data, n_bins):
 @PROPERTY
 @given(data=weighted_any(max_size=40), scale=SCALES)
 def test_weighted_sketch_ignores_any_positive_scale(data, scale):
-    from confcal.sketch import CalibrationSketch
+    from confcal.metrics.sketch import CalibrationSketch
 
     correct, confidence, weight = data
     scaled = weight * scale

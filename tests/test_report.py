@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import confcal
-from confcal import report
+from confcal.report import _report as report
 from confcal.datasets import load_demo
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
 from confcal.report import compare_runs, format_runs, to_html, to_markdown, write_report

@@ -1,4 +1,4 @@
-"""confcal.routing: thresholds for a target accuracy and review budgets, exact under ties."""
+"""confcal.calibration.routing: thresholds for a target accuracy and review budgets, exact under ties."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from scipy.optimize import brentq
 from scipy.stats import binom
 
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
-from confcal.routing import (
+from confcal.calibration.routing import (
     BudgetResult,
     ThresholdResult,
     budget_for_residual_error,

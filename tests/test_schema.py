@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from confcal.comparators import Date, Exact, Number, Text
+from confcal.scoring.comparators import Date, Exact, Number, Text
 from confcal.exceptions import ValidationError
-from confcal.schema import Field, Items, Schema
-from confcal.comparators import ANLS_THRESHOLD
-from confcal.schemas import FCC_INVOICE, fcc_invoice
+from confcal.scoring.schema import Field, Items, Schema
+from confcal.scoring.comparators import ANLS_THRESHOLD
+from confcal.scoring.presets import FCC_INVOICE, fcc_invoice
 
 # ----------------------------------------------------------------- defaults
 

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from confcal import scoring
-from confcal.comparators import Number, Text
+from confcal.scoring import _scoring as scoring
+from confcal.scoring.comparators import Number, Text
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
-from confcal.matching import match_items
-from confcal.schema import Field, Items, Schema
-from confcal.schemas import FCC_INVOICE
+from confcal.scoring.matching import match_items
+from confcal.scoring.schema import Field, Items, Schema
+from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import ENTITY_COLUMNS, OUTCOMES, ExtractionResult, score_documents
 
 

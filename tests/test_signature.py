@@ -9,14 +9,13 @@ from confcal._signature import (
     SIGNATURE_ATTR,
     calibration_signature,
     combine_signatures,
-    extraction_signature,
     table_signature,
 )
-from confcal.comparators import Date, Number, Text
-from confcal.io import read_entities, write_entities
-from confcal.schema import Field, Items, Schema
-from confcal.schemas import FCC_INVOICE, fcc_invoice
-from confcal.scoring import score_documents
+from confcal.scoring.comparators import Date, Number, Text
+from confcal.scoring.io import read_entities, write_entities
+from confcal.scoring.schema import Field, Items, Schema
+from confcal.scoring.presets import FCC_INVOICE, fcc_invoice
+from confcal.scoring._scoring import extraction_signature, score_documents
 
 TRUTH = {"a": {"Agency": "ACME", "LineItems": [{"Description": "News", "Rate": 10}]}}
 PRED = {"a": {"Agency": {"value": "ACME", "confidence": 0.9}}}

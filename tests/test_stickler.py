@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 
 from confcal import ValidationError
-from confcal._stickler import read_number
-from confcal.comparators import Date, Exact, Number, Text
-from confcal.predictions import parse_prediction
-from confcal.schema import Field, Items, Schema
-from confcal.schemas import FCC_INVOICE
+from confcal.scoring._stickler import read_number
+from confcal.scoring.comparators import Date, Exact, Number, Text
+from confcal.scoring.predictions import parse_prediction
+from confcal.scoring.schema import Field, Items, Schema
+from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents, score_documents_iter
 
 STICKLER = "stickler-1.0"
@@ -177,7 +177,7 @@ def test_streaming_equals_one_call() -> None:
 
 def test_cli_conventions(tmp_path: Path, capsys: Any) -> None:
     from confcal.cli import main
-    from confcal.io import read_entities
+    from confcal.scoring.io import read_entities
 
     docs = _edge_documents()[:6]
     truth, pred = tmp_path / "t.jsonl", tmp_path / "p.jsonl"

@@ -11,11 +11,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from confcal import cli
-from confcal.comparators import Text
+from confcal.cli import _main as cli
+from confcal.scoring.comparators import Text
 from confcal.datasets import load_demo
 from confcal.exceptions import ValidationError
-from confcal.io import (
+from confcal.scoring.io import (
     _paired_documents,
     iter_documents,
     iter_entities,
@@ -29,8 +29,8 @@ from confcal.report import (
     merge_summaries,
     summarize_runs,
 )
-from confcal.schema import Field, Schema
-from confcal.schemas import FCC_INVOICE
+from confcal.scoring.schema import Field, Schema
+from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents, score_documents_iter
 
 AGENCY = Schema({"Agency": Field(Text())})

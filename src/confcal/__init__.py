@@ -6,53 +6,134 @@
 - Extraction scoring: typed comparators (:class:`Text`, :class:`Number`, :class:`Date`,
   :class:`Exact`), schemas (:class:`Schema`, :class:`Field`, :class:`Items`), Hungarian
   line-item matching and :func:`score_documents`, which builds the entity table.
-- Confidence: :mod:`confcal.confidence` (log-probabilities, verbalized top-K),
-  :mod:`confcal.calibrators` (post-hoc calibration), :mod:`confcal.routing` (thresholds and
-  review budgets).
+- Confidence: :mod:`confcal.calibration.confidence` (log-probabilities, verbalized
+  top-K), :mod:`confcal.calibration.calibrators` (post-hoc calibration),
+  :mod:`confcal.calibration.routing` (thresholds and review budgets).
+
+The packages are the layers (docs/architecture.md): ``metrics``, ``scoring``,
+``calibration``, ``report``, ``qa``, ``cli``; every name above is imported on first use.
 """
 
 from __future__ import annotations
 
-from . import calibrators, confidence, docqa, routing, schemas
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from . import _compat
 from ._version import __version__
-from .bootstrap import bootstrap_ci
-from .calibrators import (
-    HistogramBinning,
-    IsotonicCalibration,
-    PlattScaling,
-    TemperatureScaling,
-)
-from .comparators import Date, Exact, Number, Text, parse_date, parse_number
-from .confidence import aggregate_logprobs, parse_topk
-from .datasets import load_demo
-from .docqa import (
-    LLMJudge,
-    RuleJudge,
-    Verdict,
-    accuracy_table,
-    judge_agreement,
-    judge_records,
-)
-from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
-from .matching import match_items
-from .metrics import (
-    CalibrationReport,
-    auroc,
-    brier,
-    calibration_report,
-    ecarb,
-    ecarb_ceiling,
-    ecarb_curve,
-    ece,
-    mce,
-    reliability_bins,
-    review_count,
-)
-from .routing import budget_for_residual_error, threshold_for_accuracy
-from .report import compare_runs, write_report
-from .schema import Field, Items, Schema
-from .sketch import CalibrationSketch
-from .scoring import ExtractionResult, score_documents, score_documents_iter
+
+# Lazy submodules (Scientific Python SPEC 1): ``import confcal`` costs numpy and no more;
+# each name below is imported on first use, from the module that defines it.
+_LAZY: dict[str, str] = {
+    "CalibrationReport": "confcal.metrics",
+    "auroc": "confcal.metrics",
+    "brier": "confcal.metrics",
+    "calibration_report": "confcal.metrics",
+    "ecarb": "confcal.metrics",
+    "ecarb_ceiling": "confcal.metrics",
+    "ecarb_curve": "confcal.metrics",
+    "ece": "confcal.metrics",
+    "mce": "confcal.metrics",
+    "reliability_bins": "confcal.metrics",
+    "review_count": "confcal.metrics",
+    "bootstrap_ci": "confcal.metrics.bootstrap",
+    "CalibrationSketch": "confcal.metrics.sketch",
+    "ConfcalError": "confcal.exceptions",
+    "UndefinedMetricWarning": "confcal.exceptions",
+    "ValidationError": "confcal.exceptions",
+    "Date": "confcal.scoring.comparators",
+    "Exact": "confcal.scoring.comparators",
+    "Number": "confcal.scoring.comparators",
+    "Text": "confcal.scoring.comparators",
+    "parse_date": "confcal.scoring.comparators",
+    "parse_number": "confcal.scoring.comparators",
+    "Field": "confcal.scoring.schema",
+    "Items": "confcal.scoring.schema",
+    "Schema": "confcal.scoring.schema",
+    "match_items": "confcal.scoring.matching",
+    "ExtractionResult": "confcal.scoring",
+    "score_documents": "confcal.scoring",
+    "score_documents_iter": "confcal.scoring",
+    "HistogramBinning": "confcal.calibration.calibrators",
+    "IsotonicCalibration": "confcal.calibration.calibrators",
+    "PlattScaling": "confcal.calibration.calibrators",
+    "TemperatureScaling": "confcal.calibration.calibrators",
+    "aggregate_logprobs": "confcal.calibration.confidence",
+    "parse_topk": "confcal.calibration.confidence",
+    "budget_for_residual_error": "confcal.calibration.routing",
+    "threshold_for_accuracy": "confcal.calibration.routing",
+    "compare_runs": "confcal.report",
+    "write_report": "confcal.report",
+    "LLMJudge": "confcal.qa.docqa",
+    "RuleJudge": "confcal.qa.docqa",
+    "Verdict": "confcal.qa.docqa",
+    "accuracy_table": "confcal.qa.docqa",
+    "judge_agreement": "confcal.qa.docqa",
+    "judge_records": "confcal.qa.docqa",
+    "load_demo": "confcal.datasets",
+}
+# Submodules that were attributes of the package before the layout of docs/architecture.md
+# (``confcal.routing.threshold_for_accuracy``): still reachable, with a DeprecationWarning.
+_MOVED_ATTRIBUTES = {old.rpartition(".")[2]: old for old in _compat.MOVED}
+
+_compat.install()
+
+if _TYPE_CHECKING:
+    from .calibration.calibrators import (
+        HistogramBinning,
+        IsotonicCalibration,
+        PlattScaling,
+        TemperatureScaling,
+    )
+    from .calibration.confidence import aggregate_logprobs, parse_topk
+    from .calibration.routing import budget_for_residual_error, threshold_for_accuracy
+    from .datasets import load_demo
+    from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
+    from .metrics import (
+        CalibrationReport,
+        auroc,
+        brier,
+        calibration_report,
+        ecarb,
+        ecarb_ceiling,
+        ecarb_curve,
+        ece,
+        mce,
+        reliability_bins,
+        review_count,
+    )
+    from .metrics.bootstrap import bootstrap_ci
+    from .metrics.sketch import CalibrationSketch
+    from .qa.docqa import (
+        LLMJudge,
+        RuleJudge,
+        Verdict,
+        accuracy_table,
+        judge_agreement,
+        judge_records,
+    )
+    from .report import compare_runs, write_report
+    from .scoring import ExtractionResult, score_documents, score_documents_iter
+    from .scoring.comparators import Date, Exact, Number, Text, parse_date, parse_number
+    from .scoring.matching import match_items
+    from .scoring.schema import Field, Items, Schema
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(_importlib.import_module(module), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    old = _MOVED_ATTRIBUTES.get(name)
+    if old is not None:
+        _compat.warn_moved(old, stacklevel=3)
+        return _importlib.import_module(_compat.MOVED[old])
+    raise AttributeError(f"module 'confcal' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [

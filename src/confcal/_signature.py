@@ -4,8 +4,9 @@ In the spirit of sacrebleu's signatures, two numbers are comparable only when th
 signatures are equal. A signature is ``key:value`` pairs joined by ``|`` in a fixed order:
 
 ``confcal:0.1.0|schema:fcc-invoice@5d3c0e9a41b2|conventions:confcal|match:0.0`` for the
-extraction scorer (:attr:`confcal.scoring.ExtractionResult.signature`: the schema's name and
-:attr:`~confcal.schema.Schema.digest`, the scoring conventions and the line-item match
+extraction scorer (:attr:`confcal.scoring.ExtractionResult.signature`, built by the scorer
+from the schema, since this module sits below the scoring layer: the schema's name and
+:attr:`~confcal.scoring.schema.Schema.digest`, the scoring conventions and the line-item match
 threshold), and ``confcal:0.1.0|ece:quantile-5|ecarb-ties:expected`` for the calibration
 metrics (:attr:`confcal.metrics.CalibrationReport.signature`: ECE binning and bin count,
 ECARB's tie rule). :func:`combine_signatures` joins them for a report that shows both.
@@ -18,40 +19,11 @@ from typing import Any
 
 from ._version import __version__
 
-__all__ = ["SIGNATURE_ATTR", "calibration_signature", "combine_signatures",
-           "extraction_signature", "table_signature"]
+__all__ = ["SIGNATURE_ATTR", "calibration_signature", "combine_signatures", "table_signature"]
 
 SIGNATURE_ATTR = "confcal.signature"
 """Key of the extraction signature in an entity table's ``DataFrame.attrs``; Parquet files
 written by confcal keep it in their metadata, so a table read back still names its settings."""
-
-
-def extraction_signature(schema: Any, conventions: str) -> str:
-    """Version, schema name and digest, conventions, line-item match thresholds.
-
-    The schema name is ``custom`` when a field uses a custom comparator (its digest names
-    the callable, not what it computes), else the schema's ``name`` or ``unnamed``.
-    ``match`` is the ``match_threshold`` of the one Items field, ``none`` without one, and
-    ``LineItems=0.7,Other=0.5`` with several; with ``stickler-1.0`` conventions it is the
-    threshold that stickler-eval applies (0.7).
-    """
-    from .schema import Items
-
-    name = "custom" if schema.has_custom_comparators else (schema.name or "unnamed")
-    lists = [(n, s.match_threshold) for n, s in schema.fields.items() if isinstance(s, Items)]
-    if conventions == "stickler-1.0":
-        from ._stickler import MATCH_THRESHOLD
-
-        # stickler-eval pairs line items at its own threshold, whatever the schema says
-        lists = [(n, MATCH_THRESHOLD) for n, _ in lists]
-    if not lists:
-        match = "none"
-    elif len(lists) == 1:
-        match = repr(lists[0][1])
-    else:
-        match = ",".join(f"{n}={t!r}" for n, t in lists)
-    return (f"confcal:{__version__}|schema:{name}@{schema.digest}"
-            f"|conventions:{conventions}|match:{match}")
 
 
 def calibration_signature(*, binning: str, n_bins: int, ties: str) -> str:

@@ -7,7 +7,7 @@ without it and fails only when a function is called.
 - :func:`score` pairs truth and predicted documents (dask bags of JSON lines or dicts, or
   dask DataFrames) by doc id and scores each partition with
   :func:`confcal.scoring.score_documents`, giving a dask DataFrame entity table.
-- :func:`calibration_report` builds one :class:`~confcal.sketch.CalibrationSketch` per
+- :func:`calibration_report` builds one :class:`~confcal.metrics.sketch.CalibrationSketch` per
   partition (and group), merges them in a tree reduction, and reports from the merged
   sketch: the same numbers as :func:`confcal.calibration_report` on the collected arrays
   (AUROC and ECARB exactly, ECE and Brier up to summation order), without collecting rows.
@@ -28,12 +28,12 @@ import numpy as np
 import pandas as pd
 
 from .exceptions import ValidationError
-from .io import _as_written
-from .metrics import CalibrationReport
-from .report import RunSummary, _check_by, merge_summaries, runs_table, summarize_runs
-from .schema import Schema
-from .scoring import score_documents
-from .sketch import CalibrationSketch
+from .scoring.io import _as_written
+from .metrics._metrics import CalibrationReport
+from .report._report import RunSummary, _check_by, merge_summaries, runs_table, summarize_runs
+from .scoring.schema import Schema
+from .scoring._scoring import score_documents
+from .metrics.sketch import CalibrationSketch
 
 __all__ = ["calibration_report", "compare_runs", "score"]
 
@@ -150,7 +150,7 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
     -------
     dask.dataframe.DataFrame
         The entity table (:data:`confcal.scoring.ENTITY_COLUMNS`), with ``doc_id``,
-        ``truth`` and ``prediction`` as text, as :func:`confcal.io.write_entities` writes
+        ``truth`` and ``prediction`` as text, as :func:`confcal.scoring.io.write_entities` writes
         them. Rows of a document are together and in :func:`score_documents` order;
         documents are in partition order after the join on doc id.
 
@@ -171,7 +171,7 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
     Examples
     --------
     >>> import json, dask.bag as db
-    >>> from confcal.schemas import FCC_INVOICE
+    >>> from confcal.scoring.presets import FCC_INVOICE
     >>> truths = db.from_sequence([json.dumps({"doc_id": "a", "document": {"Agency": "ACME"}})])
     >>> preds = db.from_sequence([{"doc_id": "a", "document":
     ...                            {"Agency": {"value": "ACME", "confidence": 0.9}}}])
@@ -283,7 +283,7 @@ def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
                        ) -> CalibrationReport | dict[tuple[Any, ...], CalibrationReport]:
     """:func:`confcal.calibration_report` of a dask entity table, from merged sketches.
 
-    Each partition is summarised into one :class:`~confcal.sketch.CalibrationSketch` per
+    Each partition is summarised into one :class:`~confcal.metrics.sketch.CalibrationSketch` per
     group (rows with a confidence; correct = the ``correct`` column), the sketches are
     merged ``split_every`` at a time in a tree, and the report is computed from the final
     sketch. Only sketches (O(distinct confidences) each) travel between workers.

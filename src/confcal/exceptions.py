@@ -8,7 +8,8 @@ the metric is NaN.
 
 from __future__ import annotations
 
-__all__ = ["ConfcalError", "ValidationError", "UndefinedMetricWarning"]
+__all__ = ["ConfcalError", "ModelError", "ModelResponseError", "UndefinedMetricWarning",
+           "ValidationError"]
 
 
 class ConfcalError(Exception):
@@ -19,6 +20,18 @@ class ValidationError(ConfcalError, ValueError):
     """An argument breaks a documented rule (wrong shape, range, type or option).
 
     Subclasses :class:`ValueError`, so ``except ValueError`` keeps working.
+    """
+
+
+class ModelError(ConfcalError):
+    """A chat model could not be asked or did not answer (:mod:`confcal.extras.models`)."""
+
+
+class ModelResponseError(ModelError):
+    """A 200 response without a reply text (invalid JSON, no choices, null content).
+
+    Defined here, below every layer, so that the QA judge can tell a model that answered
+    nothing usable from a failure of its own without importing an extra.
     """
 
 

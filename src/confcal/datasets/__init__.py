@@ -1,7 +1,7 @@
 """Bundled data: the synthetic demo corpus behind ``confcal demo``.
 
 :func:`load_demo` returns 75 **synthetic** FCC-style political-advertising invoices (ground
-truth in the :data:`confcal.schemas.FCC_INVOICE` schema) and the predictions of four
+truth in the :data:`confcal.scoring.presets.FCC_INVOICE` schema) and the predictions of four
 simulated extractors on each invoice at four degradation tiers (``clean`` and the degraded
 variants ``mild``, ``moderate``, ``high``): 16 runs of 75 predicted documents.
 
@@ -44,8 +44,8 @@ from typing import Any
 
 from .._validation import check_option
 from ..exceptions import ValidationError
-from ..schemas import FCC_INVOICE
-from ..scoring import ExtractionResult, score_documents
+from ..scoring.presets import FCC_INVOICE
+from ..scoring._scoring import ExtractionResult, score_documents
 
 __all__ = ["DemoCorpus", "DemoRun", "load_demo"]
 
@@ -153,7 +153,7 @@ class DemoCorpus:
         >>> result.counts["documents"]
         150
         """
-        from .._results import concat_results
+        from ..scoring._results import concat_results
 
         wanted_models = self.models if models is None else tuple(models)
         wanted_tiers = self.tiers if tiers is None else tuple(tiers)

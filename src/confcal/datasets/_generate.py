@@ -11,7 +11,7 @@ rendering and degrading images (the corpus holds no images).
 
 What is simulated
 -----------------
-* 75 invoices in the :data:`confcal.schemas.FCC_INVOICE` schema: agency, advertiser, payment
+* 75 invoices in the :data:`confcal.scoring.presets.FCC_INVOICE` schema: agency, advertiser, payment
   terms (absent on some invoices), 5-40 line items (flight dates, air days, program, rate)
   and amounts that add up (gross = sum of rates, 15% agency commission, net = gross -
   commission), in cents so they are exact.
@@ -642,7 +642,7 @@ def build() -> dict[str, bytes]:
             "Degraded tiers are simulated by higher error rates; there are no images."),
         "generator": "python -m confcal.datasets._generate",
         "seed": SEED,
-        "schema": "confcal.schemas.FCC_INVOICE",
+        "schema": "confcal.scoring.presets.FCC_INVOICE",
         "documents": len(doc_ids),
         "tiers": {t: {"degradations": v["degradations"]} for t, v in TIERS.items()},
         "models": {m: {k: v[k] for k in ("pipeline", "confidence_source", "form", "about")}

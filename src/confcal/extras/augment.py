@@ -1254,7 +1254,7 @@ def degrade_corpus(images: Any, pipelines: Any, *, seed: int, out_dir: str | os.
         ``<out_dir>/<pipeline>/<doc_id>.png`` and ``<doc_id>.json`` beside it.
     baseline : str or None, default "original"
         The pipeline name under which the undegraded page is written too (tier
-        ``"original"``), the baseline of :func:`confcal.degradation.degradation_tiers`;
+        ``"original"``), the baseline of :func:`confcal.report.degradation.degradation_tiers`;
         None to skip it.
     allow_unsafe : bool, default False
         See :func:`make_pipeline`.
@@ -1267,7 +1267,7 @@ def degrade_corpus(images: Any, pipelines: Any, *, seed: int, out_dir: str | os.
         One row per variant: ``doc_id, pipeline, tier, path, metadata_path, variant_seed,
         reused``. ``tier`` is the pipeline's nominal severity (:attr:`PipelineSpec.tier`);
         the measured tier comes from the accuracy drop
-        (:func:`~confcal.degradation.degradation_tiers`).
+        (:func:`~confcal.report.degradation.degradation_tiers`).
 
     Notes
     -----

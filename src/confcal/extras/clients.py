@@ -39,8 +39,7 @@ from email.message import Message
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from ..exceptions import ValidationError
-from ._errors import ModelError
+from ..exceptions import ModelError, ValidationError
 
 __all__ = [
     "AnthropicClient",
@@ -177,7 +176,7 @@ class ChatResponse:
     top_logprobs : tuple or None
         Per token, a tuple of ``{"token", "logprob"}`` dicts (the alternatives).
     token_style : str
-        How ``tokens`` spell bytes (see :mod:`confcal.confidence`): ``"byte-level"`` when
+        How ``tokens`` spell bytes (see :mod:`confcal.calibration.confidence`): ``"byte-level"`` when
         the API gave each token's bytes, ``"text"`` otherwise.
     usage : mapping of str to int
         Token counts as the provider reports them.
@@ -303,7 +302,7 @@ def _byte_level(data: Sequence[int]) -> str:
     """Bytes spelled in GPT-2's byte-level alphabet (token_style="byte-level")."""
     global _BYTE_CHARS
     if _BYTE_CHARS is None:
-        from ..confidence import _BYTE_LEVEL
+        from ..calibration.confidence import _BYTE_LEVEL
 
         _BYTE_CHARS = {b: ch for ch, b in _BYTE_LEVEL.items()}
     return "".join(_BYTE_CHARS[b] for b in data)

@@ -9,12 +9,12 @@ modalities, with two kinds of confidence:
   keeping their aspect ratio, and sent as PNG.
 * **Verbalized** (:func:`extract_verbalized`): the 1S-TopK prompt asks, in one step and
   without reasoning, for the top-k candidate values of every field (line items included)
-  with a probability each; the answer is read by :func:`confcal.confidence.parse_topk`.
+  with a probability each; the answer is read by :func:`confcal.calibration.confidence.parse_topk`.
 * **Log-probability** (:func:`extract_logprob`): greedy decoding of a plain JSON answer
   with each token's log-probability and its top alternatives (OpenAI-compatible
   endpoints); every value's tokens are found by
-  :func:`confcal.confidence.value_token_spans` and aggregated
-  (:func:`confcal.confidence.confidences_from_logprobs`).
+  :func:`confcal.calibration.confidence.value_token_spans` and aggregated
+  (:func:`confcal.calibration.confidence.confidences_from_logprobs`).
 
 :func:`run_extraction` does this for a corpus: bounded concurrency, a progress bar, the
 clients' retries, and an on-disk cache of raw answers keyed by (model, prompt, image
@@ -23,7 +23,7 @@ hash), so that an interrupted run resumes without paying twice. The result feeds
 
 Examples
 --------
->>> from confcal.schemas import FCC_INVOICE
+>>> from confcal.scoring.presets import FCC_INVOICE
 >>> request = build_request(FCC_INVOICE, strategy="verbalized",
 ...                         ocr=[("ACME", 0.98), ("Media", 0.91)])
 >>> "top 4 candidate values" in request.text, request.images
@@ -49,11 +49,11 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_option, check_positive_int, is_missing
-from ..comparators import Date, Exact, Number, Text
-from ..confidence import METHODS, confidences_from_logprobs, parse_topk
+from ..scoring.comparators import Date, Exact, Number, Text
+from ..calibration.confidence import METHODS, confidences_from_logprobs, parse_topk
 from ..exceptions import ConfcalError, ValidationError
-from ..schema import Field, Items, Schema
-from ..schemas import FCC_INVOICE
+from ..scoring.schema import Field, Items, Schema
+from ..scoring.presets import FCC_INVOICE
 from ._optional import progress, require
 from .clients import ChatClient, ChatRequest, ChatResponse, ModelCallError
 
@@ -349,7 +349,7 @@ def extract_verbalized(client: ChatClient, schema: Schema, *, image: Any = None,
     client : ChatClient
         Any client (:mod:`confcal.extras.clients`).
     schema : Schema
-        The fields to extract, e.g. :data:`confcal.schemas.FCC_INVOICE`.
+        The fields to extract, e.g. :data:`confcal.scoring.presets.FCC_INVOICE`.
     image : PIL.Image.Image, bytes or path, optional
     ocr : sequence of (str, float), optional
         The modality is chosen by which are given (see :func:`build_request`).
@@ -361,7 +361,7 @@ def extract_verbalized(client: ChatClient, schema: Schema, *, image: Any = None,
     -------
     dict
         A predicted document in the ``{"candidates": [...]}`` form of
-        :func:`~confcal.confidence.parse_topk`, ready for ``score_documents``.
+        :func:`~confcal.calibration.confidence.parse_topk`, ready for ``score_documents``.
 
     Raises
     ------
@@ -393,7 +393,7 @@ def extract_logprob(client: ChatClient, schema: Schema, *, image: Any = None,
         As :func:`extract_verbalized`.
     method : {"first", "mean", "margin"}, default "first"
         How a value's token log-probabilities become one confidence
-        (:func:`~confcal.confidence.aggregate_logprobs`).
+        (:func:`~confcal.calibration.confidence.aggregate_logprobs`).
     top_logprobs : int, default 5
         Alternatives requested per token (at least 2).
     max_tokens : int, default 8192

@@ -34,8 +34,7 @@ from datetime import timezone
 from http.client import HTTPException
 from typing import Any
 
-from ..exceptions import ValidationError
-from ._errors import ModelError
+from ..exceptions import ModelError, ModelResponseError, ValidationError
 
 __all__ = [
     "MAX_IMAGE_SIZE",
@@ -88,10 +87,6 @@ class ModelHTTPError(ModelError):
 
 class ModelConnectionError(ModelError):
     """No HTTP answer: refused connection, DNS failure, timeout, dropped connection."""
-
-
-class ModelResponseError(ModelError):
-    """A 200 response without a reply text (invalid JSON, no choices, null content)."""
 
 
 def _excerpt(body: bytes) -> str:
@@ -240,7 +235,7 @@ class ChatCompletionsClient:
         return self.base_url.rstrip("/") + "/chat/completions"
 
     def _headers(self) -> dict[str, str]:
-        from .. import __version__
+        from .._version import __version__
 
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "User-Agent": f"confcal/{__version__}"}

@@ -15,7 +15,7 @@ Missing values (``None``, ``""``, NaN, ``[]``; see :func:`confcal._validation.is
 are handled the same way by every comparator: two missing values agree (1.0), a missing
 value against a present one disagrees (0.0). The scorer turns those cases into the TN, FN
 and FA outcomes. Line-item matching does not count an empty cell on both sides as agreement
-(:func:`confcal.matching.item_similarity`): two empty cells carry no evidence that two items
+(:func:`confcal.scoring.matching.item_similarity`): two empty cells carry no evidence that two items
 are the same record.
 """
 
@@ -35,8 +35,8 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from ._validation import is_missing
-from .exceptions import ValidationError
+from .._validation import is_missing
+from ..exceptions import ValidationError
 
 __all__ = [
     "ANLS_THRESHOLD",
@@ -60,7 +60,7 @@ ANLS_THRESHOLD: float = 0.5
 """The lenient ANLS cut-off of document VQA (Biten et al., 2019), the threshold that
 stickler-eval 1.0.0 applies to text: a similarity below 0.5 means another value was read.
 Not a default anywhere; ask for it with ``Field(Text(), threshold=ANLS_THRESHOLD)`` or
-:func:`confcal.schemas.fcc_invoice` ``(text_threshold=ANLS_THRESHOLD)``."""
+:func:`confcal.scoring.presets.fcc_invoice` ``(text_threshold=ANLS_THRESHOLD)``."""
 
 
 @runtime_checkable
@@ -69,7 +69,7 @@ class Comparator(Protocol):
 
     Built-in comparators also provide ``pairwise`` and ``elementwise`` batched methods and a
     ``default_threshold``; a custom callable needs neither (give its
-    :class:`~confcal.schema.Field` an explicit ``threshold``).
+    :class:`~confcal.scoring.schema.Field` an explicit ``threshold``).
     """
 
     def __call__(self, truth: Any, prediction: Any, /) -> float: ...
@@ -275,7 +275,7 @@ class Text(_BatchedMethods):
     Attributes
     ----------
     default_threshold : float
-        0.9, used by :class:`~confcal.schema.Field` when no threshold is given: the
+        0.9, used by :class:`~confcal.scoring.schema.Field` when no threshold is given: the
         near-exact acceptance of the ConfBench paper (F1 "counts only exact or near-exact
         matches"). After normalization, case and spacing already compare equal, so 0.9
         accepts at most one edit per ten characters (a stray comma in "Buying Time, LLC")

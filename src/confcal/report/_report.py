@@ -29,21 +29,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._files import check_destination, publish_folder
-from ._signature import table_signature
-from ._validation import (
+from .._files import check_destination, publish_folder
+from .._signature import table_signature
+from .._validation import (
     check_budgets,
     check_n_bins,
     check_option,
     check_positive_int,
     check_probability,
 )
-from .bootstrap import bootstrap_ci
-from .exceptions import UndefinedMetricWarning, ValidationError
-from .io import check_entities
-from .metrics import BINNINGS, calibration_report
-from .scoring import ENTITY_COLUMNS
-from .sketch import CalibrationSketch
+from ..metrics.bootstrap import bootstrap_ci
+from ..exceptions import UndefinedMetricWarning, ValidationError
+from ..scoring.io import check_entities
+from ..metrics._metrics import BINNINGS, calibration_report
+from ..scoring._scoring import ENTITY_COLUMNS
+from ..metrics.sketch import CalibrationSketch
 
 __all__ = ["RunSummary", "WrittenReport", "compare_runs", "compare_runs_sketched",
            "format_runs", "merge_summaries", "runs_table", "summarize_runs", "to_html",
@@ -225,7 +225,7 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     ----------
     entities : pandas.DataFrame
         An entity table (:attr:`confcal.scoring.ExtractionResult.entities`, or one read with
-        :func:`confcal.io.read_entities`), possibly several runs stacked.
+        :func:`confcal.scoring.io.read_entities`), possibly several runs stacked.
     by : str or sequence of str, optional
         The columns that tell runs apart (``("model", "tier")``). Default: every column that
         is not an entity-table column (the metadata given to ``score_documents``); with
@@ -313,7 +313,7 @@ class RunSummary:
     Built from entity rows with :meth:`from_entities` and combined with :meth:`merge`
     (associative and commutative), so a run spread over files, row groups or Dask
     partitions is summarised piece by piece. The calibration part is a
-    :class:`~confcal.sketch.CalibrationSketch` (exact); WOA and F1 are sums.
+    :class:`~confcal.metrics.sketch.CalibrationSketch` (exact); WOA and F1 are sums.
 
     Attributes
     ----------
@@ -340,7 +340,7 @@ class RunSummary:
 
     @classmethod
     def from_entities(cls, entities: pd.DataFrame) -> RunSummary:
-        """Summarise rows of one run; they are checked with :func:`~confcal.io.check_entities`."""
+        """Summarise rows of one run; they are checked with :func:`~confcal.scoring.io.check_entities`."""
         return cls._from_checked(check_entities(entities))
 
     @classmethod
@@ -475,7 +475,7 @@ def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[
 
     Each table (a chunk: a Parquet row group, a CSV chunk, a partition) is summarised per
     group into a :class:`RunSummary` (calibration as a
-    :class:`~confcal.sketch.CalibrationSketch`), the summaries are merged, and the table is
+    :class:`~confcal.metrics.sketch.CalibrationSketch`), the summaries are merged, and the table is
     computed from them. The result equals ``compare_runs(pd.concat(tables), by=by,
     bootstrap=0)``: counts, AUROC and ECARB exactly, WOA, F1, ECE and Brier up to
     floating-point summation order. Memory: the sketches (O(distinct confidences)) and the
@@ -1014,6 +1014,6 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
 
 
 def _version() -> str:
-    from . import __version__
+    from .._version import __version__
 
     return __version__

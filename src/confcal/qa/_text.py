@@ -1,6 +1,6 @@
 """Reading answers for the rule judge: words, yes/no, declines, dates and quantities.
 
-Private helpers of :mod:`confcal.docqa`. Every reader here is deliberately narrow: it
+Private helpers of :mod:`confcal.qa.docqa`. Every reader here is deliberately narrow: it
 recognises the forms listed in its docstring and nothing else, so that the rule judge can
 say "undecided" instead of guessing when an answer is phrased some other way.
 """
@@ -14,8 +14,8 @@ from datetime import date
 
 from rapidfuzz.distance import Levenshtein
 
-from .comparators import parse_date, parse_number
-from .exceptions import ValidationError
+from ..scoring.comparators import parse_date, parse_number
+from ..exceptions import ValidationError
 
 __all__ = [
     "Dates",

@@ -12,7 +12,7 @@ Three questions, three metrics (ConfBench, 2026):
   more errors do they catch than by checking a random b%?
 
 All order-dependent metrics are defined on *runs* of equal confidence, so no result ever
-depends on the order of the rows (see :mod:`confcal._ranking` for the one sort they share).
+depends on the order of the rows (see :mod:`confcal.metrics._ranking` for the one sort they share).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._counts import share_count
+from .._counts import share_count
 from ._ranking import Ranking, _dot, scale_weights, squared_error_sum
-from ._signature import calibration_signature
-from ._validation import (
+from .._signature import calibration_signature
+from .._validation import (
     check_budget,
     check_budgets,
     check_calibration_data,
@@ -40,7 +40,7 @@ from ._validation import (
     check_option,
     check_positive_int,
 )
-from .exceptions import UndefinedMetricWarning
+from ..exceptions import UndefinedMetricWarning
 
 __all__ = [
     "BINNINGS",
@@ -89,7 +89,7 @@ def review_count(budget: float, n: int) -> int:
     as that number, so a budget of 0.29 over 100 predictions reviews 29, as a person would
     count. This is confcal's one rule for turning a share into a whole count
     (:mod:`confcal._counts`): the error allowance of
-    :func:`confcal.routing.budget_for_residual_error` and the quantile bins use it too.
+    :func:`confcal.calibration.routing.budget_for_residual_error` and the quantile bins use it too.
 
     Examples
     --------

@@ -1,7 +1,7 @@
 """Scoring under stickler-eval 1.0.0's conventions: ``score_documents(..., conventions="stickler-1.0")``.
 
 stickler-eval 1.0.0 is the scorer the ConfBench paper used. This module reproduces, for a
-confcal :class:`~confcal.schema.Schema`, what stickler's FCC-equivalent models report:
+confcal :class:`~confcal.scoring.schema.Schema`, what stickler's FCC-equivalent models report:
 the TP/FD/FA/FN/TN counts of ``compare_with(..., include_confusion_matrix=True)`` (the
 leaf-level ``confusion_matrix["aggregate"]``) and the calibration pairs of its
 ``ConfidenceCalculator`` (one ``(match, confidence)`` per field comparison whose predicted
@@ -62,7 +62,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from .comparators import Date, Number, Text
-from .exceptions import ValidationError
+from ..exceptions import ValidationError
 from .predictions import _check_scalar, _LeafError, _unwrap
 from .schema import Field, Items, Schema
 
@@ -219,7 +219,7 @@ def _same_day(a: datetime, b: datetime) -> bool:
 
 
 def _parse_single(text: str, dayfirst: bool) -> _Single | None:
-    from dateutil import parser  # imported on first use, as by confcal.comparators
+    from dateutil import parser  # imported on first use, as by confcal.scoring.comparators
 
     if not text:
         return None
@@ -695,7 +695,7 @@ def score(
     doc_ids: list[Any], meta: dict[str, np.ndarray], strict: bool,
 ) -> Any:
     """The ExtractionResult of already validated inputs under stickler-1.0 conventions."""
-    from .scoring import OUTCOMES, ExtractionResult, _field_dtype, _nullable_index, _objects
+    from ._scoring import OUTCOMES, ExtractionResult, _field_dtype, _nullable_index, _objects
 
     names = schema.entity_fields
     code = {name: i for i, name in enumerate(names)}

@@ -27,16 +27,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._counts import whole_floor_array
+from .._counts import whole_floor_array
 from ._ranking import Ranking, Weights, _dot, pack_keys, squared_error_sum
-from ._validation import (
+from .._validation import (
     check_budgets,
     check_calibration_data,
     check_n_bins,
     check_option,
 )
-from .exceptions import UndefinedMetricWarning, ValidationError
-from .metrics import (
+from ..exceptions import UndefinedMetricWarning, ValidationError
+from ._metrics import (
     BINNINGS,
     CalibrationReport,
     _auroc,

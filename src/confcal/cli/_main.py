@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._qa_cli import add_qa_parser, run_qa
-from .exceptions import ConfcalError
+from ..qa._command import add_qa_parser, run_qa
+from ..exceptions import ConfcalError
 
 __all__ = ["main"]
 
@@ -52,7 +52,7 @@ class _DataError(ConfcalError):
 
 # ----------------------------------------------------------------------------- parsing
 def _budgets(text: str) -> tuple[float, ...]:
-    from ._validation import check_budgets
+    from .._validation import check_budgets
 
     try:
         values = tuple(float(part) for part in text.split(","))
@@ -84,7 +84,7 @@ def _columns(text: str) -> tuple[str, ...]:
 
 
 def _meta(text: str) -> tuple[str, str]:
-    from .scoring import ENTITY_COLUMNS
+    from ..scoring._scoring import ENTITY_COLUMNS
 
     key, sep, value = text.partition("=")
     key = key.strip()
@@ -105,7 +105,7 @@ def _entities_path(text: str) -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .._version import __version__
 
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: given before or after the subcommand, neither default overwrites the other
@@ -184,7 +184,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--title", default="confcal report", help="report title")
     report.add_argument("-o", "--out", required=True, type=Path, metavar="DIR",
                         help="report folder")
-    # DocBench-style QA evaluation lives with confcal.docqa; it brings its own options
+    # DocBench-style QA evaluation lives with confcal.qa.docqa; it brings its own options
     add_qa_parser(commands, parents=[common])
     return parser
 
@@ -216,9 +216,9 @@ class _Console:
 
 
 def _load_schema(name: str) -> Any:
-    from .exceptions import ValidationError
-    from .schema import Schema
-    from .schemas import FCC_INVOICE
+    from ..exceptions import ValidationError
+    from ..scoring.schema import Schema
+    from ..scoring.presets import FCC_INVOICE
 
     if name == "fcc-invoice":
         return FCC_INVOICE
@@ -271,10 +271,9 @@ def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
 def _score(args: argparse.Namespace, console: _Console) -> int:
     import numpy as np
 
-    from ._signature import extraction_signature
-    from .exceptions import ValidationError
-    from .io import _ChunkWriter, _paired_documents
-    from .scoring import OUTCOMES, score_documents_iter
+    from ..exceptions import ValidationError
+    from ..scoring.io import _ChunkWriter, _paired_documents
+    from ..scoring._scoring import OUTCOMES, extraction_signature, score_documents_iter
 
     schema = _load_schema(args.schema)
     meta = dict(args.meta)
@@ -342,7 +341,7 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
 def _fmt(result: Any, name: str) -> str:
     import warnings
 
-    from .exceptions import UndefinedMetricWarning
+    from ..exceptions import UndefinedMetricWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
@@ -351,7 +350,7 @@ def _fmt(result: Any, name: str) -> str:
 
 
 def _print_table(runs: Any) -> None:
-    from .report import format_runs
+    from ..report._report import format_runs
 
     point = runs[[c for c in runs.columns if not str(c).endswith(("_low", "_high"))]]
     print(format_runs(point).to_string(index=False))
@@ -361,8 +360,8 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
            title: str, notes: Sequence[str]) -> int:
     import warnings
 
-    from .exceptions import UndefinedMetricWarning
-    from .report import write_report
+    from ..exceptions import UndefinedMetricWarning
+    from ..report._report import write_report
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
@@ -381,7 +380,7 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
 
 
 def _demo(args: argparse.Namespace, console: _Console) -> int:
-    from .datasets import load_demo
+    from ..datasets import load_demo
 
     corpus = load_demo()
     n_docs = len(corpus.truths) * len(corpus.runs)
@@ -401,8 +400,8 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     import shutil
     import tempfile
 
-    from .io import iter_entities
-    from .report import (
+    from ..scoring.io import iter_entities
+    from ..report._report import (
         _check_by,
         _check_destination,
         _publish,
@@ -447,12 +446,12 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
 def _report(args: argparse.Namespace, console: _Console) -> int:
     import pandas as pd
 
-    from .io import read_entities
+    from ..scoring.io import read_entities
 
     if args.sketch:
         return _report_sketched(args, console)
 
-    from ._signature import SIGNATURE_ATTR
+    from .._signature import SIGNATURE_ATTR
 
     tables = [read_entities(path) for path in args.entities]
     entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)

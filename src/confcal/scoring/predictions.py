@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import is_missing
-from .exceptions import ValidationError
+from .._validation import is_missing
+from ..exceptions import ValidationError
 
 __all__ = ["Prediction", "parse_prediction"]
 

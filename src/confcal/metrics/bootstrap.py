@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._ranking import Ranking, _dot, pack_keys
-from ._validation import (
+from .._validation import (
     check_budget,
     check_calibration_data,
     check_groups,
@@ -32,8 +32,8 @@ from ._validation import (
     check_positive_int,
     check_probability,
 )
-from .exceptions import UndefinedMetricWarning, ValidationError
-from .metrics import (
+from ..exceptions import UndefinedMetricWarning, ValidationError
+from ._metrics import (
     BINNINGS,
     _auroc,
     _bins,

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._validation import check_positive_int
-from .exceptions import ValidationError
-from .metrics import ecarb_curve as _ecarb_curve
-from .metrics import ece as _ece
-from .metrics import reliability_bins
+from .._validation import check_positive_int
+from ..exceptions import ValidationError
+from ..metrics._metrics import ecarb_curve as _ecarb_curve
+from ..metrics._metrics import ece as _ece
+from ..metrics._metrics import reliability_bins
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

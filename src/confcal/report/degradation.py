@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import check_probability
-from .exceptions import UndefinedMetricWarning, ValidationError
-from .scoring import ENTITY_COLUMNS, OUTCOMES
+from .._validation import check_probability
+from ..exceptions import UndefinedMetricWarning, ValidationError
+from ..scoring._scoring import ENTITY_COLUMNS, OUTCOMES
 
 __all__ = ["TIERS", "catastrophic_failures", "degradation_tiers"]
 

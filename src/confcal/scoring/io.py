@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._files import new_file_mode
-from ._signature import SIGNATURE_ATTR
-from ._validation import is_missing
-from .exceptions import ValidationError
-from .scoring import OUTCOMES
+from .._files import new_file_mode
+from .._signature import SIGNATURE_ATTR
+from .._validation import is_missing
+from ..exceptions import ValidationError
+from ._scoring import OUTCOMES
 
 __all__ = [
     "ENTITY_FORMATS",

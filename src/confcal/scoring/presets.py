@@ -2,26 +2,26 @@
 
 ``FCC_INVOICE`` is the FCC political-advertising invoice schema of the ConfBench paper,
 with the paper's comparator types: text fields by normalized Levenshtein similarity
-(:class:`~confcal.comparators.Text`), amounts with a 1% relative tolerance
-(:class:`~confcal.comparators.Number`), dates by calendar equivalence
-(:class:`~confcal.comparators.Date`, month-first for ambiguous US dates, as on these
+(:class:`~confcal.scoring.comparators.Text`), amounts with a 1% relative tolerance
+(:class:`~confcal.scoring.comparators.Number`), dates by calendar equivalence
+(:class:`~confcal.scoring.comparators.Date`, month-first for ambiguous US dates, as on these
 invoices). Line items are paired with ``match_threshold=0.0`` and every field weighs 1.0
 (the paper's equal weights).
 
 Text is accepted near-exactly, at similarity >= 0.9
-(:data:`~confcal.comparators.NEAR_EXACT_THRESHOLD`): the paper's F1 "applies a binary
+(:data:`~confcal.scoring.comparators.NEAR_EXACT_THRESHOLD`): the paper's F1 "applies a binary
 per-field acceptance threshold and counts only exact or near-exact matches" (section 4.2,
 appendix A.8), and that is what ``correct`` means in every calibration metric. "Net 30" read
 as "Net 60" (0.83) or "Vote Yes on 3" as "Vote No on 3" (0.77) is an error, while case,
 spacing and Unicode-compatibility variants ("ACME Media" vs "acme  media") compare equal.
 :func:`fcc_invoice` builds the same schema with other thresholds, such as the lenient ANLS
-cut-off 0.5 (:data:`~confcal.comparators.ANLS_THRESHOLD`).
+cut-off 0.5 (:data:`~confcal.scoring.comparators.ANLS_THRESHOLD`).
 
 ``Days`` is the air-day pattern printed on broadcast invoices (``"M-F"``, ``"MTWTF--"``),
 so it is text; if your ground truth holds day counts instead, build a variant::
 
-    from confcal.schema import Field, Items, Schema
-    from confcal.comparators import Number
+    from confcal.scoring.schema import Field, Items, Schema
+    from confcal.scoring.comparators import Number
 
     items = FCC_INVOICE.fields["LineItems"]
     schema = Schema({**FCC_INVOICE.fields,
@@ -59,9 +59,9 @@ def fcc_invoice(
     text_threshold : float in [0, 1], default 0.9
         Acceptance threshold of the text fields (Agency, Advertiser, PaymentTerms, and the
         line items' Days and Description). 0.9 is the paper's near-exact acceptance;
-        0.5 (:data:`~confcal.comparators.ANLS_THRESHOLD`) the lenient ANLS cut-off.
+        0.5 (:data:`~confcal.scoring.comparators.ANLS_THRESHOLD`) the lenient ANLS cut-off.
     match_threshold : float in [0, 1], default 0.0
-        Minimum line-item similarity for a pair (:class:`~confcal.schema.Items`).
+        Minimum line-item similarity for a pair (:class:`~confcal.scoring.schema.Items`).
 
     Returns
     -------

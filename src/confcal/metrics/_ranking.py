@@ -26,7 +26,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ._counts import bin_index
+from .._counts import bin_index
 
 
 def _dot(a: np.ndarray, b: np.ndarray):

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .exceptions import ValidationError
-from .scoring import ExtractionResult
+from ..exceptions import ValidationError
+from ._scoring import ExtractionResult
 
 
 def concat_results(results: Sequence[ExtractionResult]) -> ExtractionResult:

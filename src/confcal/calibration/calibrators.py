@@ -43,8 +43,8 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import pandas as pd
 
-from ._ranking import Ranking
-from ._validation import (
+from ..metrics._ranking import Ranking
+from .._validation import (
     _first_bad,
     check_calibration_data,
     check_confidence,
@@ -55,8 +55,8 @@ from ._validation import (
     check_option,
     check_positive_int,
 )
-from .exceptions import ValidationError
-from .metrics import BINNINGS, _bins, brier, ece
+from ..exceptions import ValidationError
+from ..metrics._metrics import BINNINGS, _bins, brier, ece
 
 __all__ = [
     "CALIBRATORS",

@@ -13,7 +13,7 @@ Default thresholds (``Field(threshold=None)``) come from the comparator's
 * ``Text``: 0.9, the ConfBench paper's near-exact acceptance (F1 "counts only exact or
   near-exact matches"): after normalization at most one edit per ten characters, none in a
   short value. The lenient ANLS cut-off 0.5, the threshold stickler-eval 1.0.0 applies, is
-  :data:`confcal.comparators.ANLS_THRESHOLD`, to be asked for explicitly.
+  :data:`confcal.scoring.comparators.ANLS_THRESHOLD`, to be asked for explicitly.
 
 A custom comparator (any callable ``(truth, prediction) -> float``) has no default: give
 its field an explicit ``threshold``.
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .comparators import Comparator, Date, Exact, Number, Text
-from .exceptions import ValidationError
+from ..exceptions import ValidationError
 
 __all__ = ["Field", "Items", "Schema"]
 
@@ -119,7 +119,7 @@ class Items:
     maximizing the total item similarity: the weighted mean (sub-field weights) of the
     sub-field similarities. A pair whose item similarity is below ``match_threshold`` is
     not allowed: its items stay unpaired (truth item -> FN rows, predicted item -> FA rows
-    that keep their confidence). See :func:`confcal.matching.match_items`.
+    that keep their confidence). See :func:`confcal.scoring.matching.match_items`.
 
     Parameters
     ----------

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
+from ..exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
 
 __all__ = ["add_qa_parser", "run_qa"]
 
@@ -42,7 +42,7 @@ DEMO_OUT = Path("confcal-qa")
 
 _DEMO_NOTE = ("The demo sample is synthetic: 40 invented questions about 10 invented "
               "documents (two per DocBench domain), answered by three simulated systems; "
-              "no real document, person or model is involved (confcal.docqa.load_sample).")
+              "no real document, person or model is involved (confcal.qa.docqa.load_sample).")
 
 
 def _columns(text: str) -> tuple[str, ...]:
@@ -54,7 +54,7 @@ def _columns(text: str) -> tuple[str, ...]:
 
 
 def _budgets(text: str) -> tuple[float, ...]:
-    from ._validation import check_budgets
+    from .._validation import check_budgets
 
     try:
         return check_budgets(tuple(float(part) for part in text.split(",")), "--budgets")
@@ -218,7 +218,7 @@ def _write_all(out: Path, files: dict[str, str]) -> None:
     ``out`` must be new, empty or a previous ``confcal qa`` output, and a new run replaces
     it whole, so a folder never mixes files of two runs.
     """
-    from ._files import publish_folder
+    from .._files import publish_folder
 
     unknown = sorted(set(files) - set(QA_FILES))
     if unknown:  # a programming error, not a user's: every file must be a known output
@@ -244,8 +244,8 @@ def _judge(args: argparse.Namespace) -> tuple[Any, str]:
     from .docqa import LLMJudge, RuleJudge
 
     if args.judge == "rule":
-        return RuleJudge(), "rule judge (confcal.docqa.RuleJudge, no model)"
-    from .extras.models import ChatCompletionsClient
+        return RuleJudge(), "rule judge (confcal.qa.docqa.RuleJudge, no model)"
+    from ..extras.models import ChatCompletionsClient
 
     client = ChatCompletionsClient(args.base_url, args.model, api_key_env=args.api_key_env or None,
                         timeout=args.timeout)
@@ -369,7 +369,7 @@ def run_qa(args: argparse.Namespace) -> int:
     if (args.docbench is None) != (args.system is None):
         return _usage("--docbench DIR and --system NAME go together")
     try:
-        from ._files import check_destination
+        from .._files import check_destination
 
         check_destination(Path(args.out), QA_FILES, "qa output")  # before any judging
         return _qa(args)

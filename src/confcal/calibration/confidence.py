@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import _first_bad, check_option, check_positive_int
-from .exceptions import UndefinedMetricWarning, ValidationError
-from .schema import Field, Items, Schema
+from .._validation import _first_bad, check_option, check_positive_int
+from ..exceptions import UndefinedMetricWarning, ValidationError
+from ..scoring.schema import Field, Items, Schema
 
 __all__ = [
     "METHODS",
@@ -620,7 +620,7 @@ def confidences_from_logprobs(tokens: Any, token_logprobs: Any, schema: Schema, 
     token_logprobs : sequence of float, shape (n_tokens,)
         The natural-log probability of each generated token.
     schema : Schema
-        The fields to read. Line items (:class:`~confcal.schema.Items`) are lists of
+        The fields to read. Line items (:class:`~confcal.scoring.schema.Items`) are lists of
         records in the answer.
     top_logprobs : sequence, shape (n_tokens,), optional
         Per token, its top alternatives' log-probabilities: a mapping token ->
@@ -661,8 +661,8 @@ def confidences_from_logprobs(tokens: Any, token_logprobs: Any, schema: Schema, 
     Examples
     --------
     >>> import math
-    >>> from confcal.comparators import Number, Text
-    >>> from confcal.schema import Field, Items, Schema
+    >>> from confcal.scoring.comparators import Number, Text
+    >>> from confcal.scoring.schema import Field, Items, Schema
     >>> schema = Schema({"Agency": Field(Text()), "LineItems": Items({"Rate": Field(Number())})})
     >>> tokens = ['{"', 'Agency', '":', ' "', 'AC', 'ME', '",', ' "', 'LineItems', '":',
     ...           ' [{"', 'Rate', '":', ' 1', '50', '}]}']
@@ -857,8 +857,8 @@ def parse_topk(answer: Any, schema: Schema, *, k: int = 4) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from confcal.comparators import Number, Text
-    >>> from confcal.schema import Field, Items, Schema
+    >>> from confcal.scoring.comparators import Number, Text
+    >>> from confcal.scoring.schema import Field, Items, Schema
     >>> schema = Schema({"Agency": Field(Text()), "LineItems": Items({"Rate": Field(Number())})})
     >>> text = '''Here you go:
     ... ```json

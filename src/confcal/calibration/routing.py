@@ -5,7 +5,7 @@ Two operating questions, answered on labelled data and exact under ties:
 * :func:`threshold_for_accuracy`: the lowest confidence threshold whose auto-accepted set
   (confidence >= threshold) is accurate enough, optionally with a Clopper-Pearson
   guarantee. A fixed threshold needs *calibrated* confidence to mean the same thing on new
-  data (see :mod:`confcal.calibrators`).
+  data (see :mod:`confcal.calibration.calibrators`).
 * :func:`budget_for_residual_error`: the smallest review share, least confident first,
   that leaves at most a target share of errors in the output. Ranked review needs only
   ranking, not calibration.
@@ -25,14 +25,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._counts import share_count
-from ._ranking import Ranking
-from ._validation import (
+from .._counts import share_count
+from ..metrics._ranking import Ranking
+from .._validation import (
     check_calibration_data,
     check_option,
     check_probability,
 )
-from .exceptions import UndefinedMetricWarning, ValidationError
+from ..exceptions import UndefinedMetricWarning, ValidationError
 
 __all__ = [
     "LOWER_BOUNDS",

@@ -9,8 +9,8 @@ that every calibration metric reads: one row per evaluated leaf, with its outcom
 * **FN**: truth present, prediction missing;
 * **TN**: both missing.
 
-Line items (:class:`~confcal.schema.Items`) are paired first
-(:func:`~confcal.matching.match_items`); an unpaired truth item gives FN rows (or TN for
+Line items (:class:`~confcal.scoring.schema.Items`) are paired first
+(:func:`~confcal.scoring.matching.match_items`); an unpaired truth item gives FN rows (or TN for
 its empty cells), an unpaired predicted item FA rows that keep their confidence.
 
 Work per document is bookkeeping in Python lists; comparisons are batched. Values are pooled
@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._signature import SIGNATURE_ATTR, extraction_signature
-from ._validation import is_missing
+from .._signature import SIGNATURE_ATTR
+from .._version import __version__
+from .._validation import is_missing
 from .comparators import (
     _block_pairs,
     _elementwise_similarity,
@@ -42,7 +43,7 @@ from .comparators import (
     _kernel,
     _missing_flags,
 )
-from .exceptions import UndefinedMetricWarning, ValidationError
+from ..exceptions import UndefinedMetricWarning, ValidationError
 from .matching import _assign, item_similarity
 from .predictions import _FAST_SCALARS, _check_scalar, _LeafError, _unwrap
 from .schema import Field, Items, Schema
@@ -702,10 +703,10 @@ def score_documents(
     Parameters
     ----------
     schema : Schema
-        The fields to score (e.g. :data:`confcal.schemas.FCC_INVOICE`).
+        The fields to score (e.g. :data:`confcal.scoring.presets.FCC_INVOICE`).
     truths : mapping doc_id -> document, or iterable of (doc_id, document)
         Ground-truth documents: mappings of field name -> value (a list of mappings for an
-        :class:`~confcal.schema.Items` field). Doc ids must be unique and not missing.
+        :class:`~confcal.scoring.schema.Items` field). Doc ids must be unique and not missing.
     predictions : mapping doc_id -> document, or iterable of (doc_id, document)
         Predicted documents. Leaves are raw values, ``{"value", "confidence"}`` or
         ``{"candidates": [{"value", "probability"}, ...]}``.
@@ -751,7 +752,7 @@ def score_documents(
 
     Examples
     --------
-    >>> from confcal.comparators import Number, Text
+    >>> from confcal.scoring.comparators import Number, Text
     >>> schema = Schema({"Agency": Field(Text()),
     ...                  "LineItems": Items({"Description": Field(Text()), "Rate": Field(Number())})})
     >>> truth = {"inv-1": {"Agency": "ACME Media",
@@ -857,9 +858,36 @@ def score_documents(
                    signature)
 
 
+def extraction_signature(schema: Schema, conventions: str) -> str:
+    """Version, schema name and digest, conventions, line-item match thresholds.
+
+    The schema name is ``custom`` when a field uses a custom comparator (its digest names
+    the callable, not what it computes), else the schema's ``name`` or ``unnamed``.
+    ``match`` is the ``match_threshold`` of the one Items field, ``none`` without one, and
+    ``LineItems=0.7,Other=0.5`` with several; with ``stickler-1.0`` conventions it is the
+    threshold that stickler-eval applies (0.7).
+    """
+    name = "custom" if schema.has_custom_comparators else (schema.name or "unnamed")
+    lists = [(n, s.match_threshold) for n, s in schema.fields.items() if isinstance(s, Items)]
+    if conventions == "stickler-1.0":
+        from ._stickler import MATCH_THRESHOLD
+
+        # stickler-eval pairs line items at its own threshold, whatever the schema says
+        lists = [(n, MATCH_THRESHOLD) for n, _ in lists]
+    if not lists:
+        match = "none"
+    elif len(lists) == 1:
+        match = repr(lists[0][1])
+    else:
+        match = ",".join(f"{n}={t!r}" for n, t in lists)
+    return (f"confcal:{__version__}|schema:{name}@{schema.digest}"
+            f"|conventions:{conventions}|match:{match}")
+
+
 def _signed(result: ExtractionResult, signature: str) -> ExtractionResult:
     """The result with its signature, also carried by the entity table (written to Parquet
-    by :func:`confcal.io.write_entities`, read back by :func:`confcal.io.read_entities`)."""
+    by :func:`confcal.scoring.io.write_entities`, read back by
+    :func:`confcal.scoring.io.read_entities`)."""
     result.entities.attrs[SIGNATURE_ATTR] = signature
     return replace(result, signature=signature)
 
@@ -999,7 +1027,7 @@ def score_documents_iter(
 
     Examples
     --------
-    >>> from confcal.comparators import Text
+    >>> from confcal.scoring.comparators import Text
     >>> schema = Schema({"Agency": Field(Text())})
     >>> stream = ((f"inv-{i}", {"Agency": "ACME"}, {"Agency": {"value": "ACME", "confidence": 0.9}})
     ...           for i in range(5))

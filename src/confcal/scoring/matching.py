@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .comparators import _missing_mask, _pairwise_similarity
-from .exceptions import ValidationError
+from ..exceptions import ValidationError
 from .predictions import _check_scalar, _LeafError, _unwrap
 from .schema import Field, Items
 
@@ -132,7 +132,7 @@ def match_items(
         counts them).
     match_threshold : float in [0, 1], optional
         Minimum item similarity for a pair. Defaults to ``fields.match_threshold`` for an
-        :class:`~confcal.schema.Items`, else 0.0 (every item of the shorter list paired).
+        :class:`~confcal.scoring.schema.Items`, else 0.0 (every item of the shorter list paired).
 
     Returns
     -------
@@ -153,7 +153,7 @@ def match_items(
 
     Examples
     --------
-    >>> from confcal.comparators import Number, Text
+    >>> from confcal.scoring.comparators import Number, Text
     >>> fields = {"Description": Field(Text()), "Rate": Field(Number())}
     >>> truth = [{"Description": "News at 6", "Rate": 100}, {"Description": "Late Show", "Rate": 250}]
     >>> pred = [{"Description": "Late Show", "Rate": "$250.00"},

@@ -43,8 +43,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from . import _qa_text as qt
-from ._validation import (
+from . import _text as qt
+from .._validation import (
     check_budgets,
     check_n_bins,
     check_option,
@@ -52,9 +52,9 @@ from ._validation import (
     check_probability,
     is_missing,
 )
-from .exceptions import UndefinedMetricWarning, ValidationError
-from .io import _open_text
-from .metrics import BINNINGS, TIES, calibration_report
+from ..exceptions import ModelResponseError, UndefinedMetricWarning, ValidationError
+from ..scoring.io import _open_text
+from ..metrics._metrics import BINNINGS, TIES, calibration_report
 
 __all__ = [
     "DOCBENCH_DOMAINS",
@@ -1070,8 +1070,6 @@ class LLMJudge:
         try:
             reply = self.client.complete(messages)
         except Exception as exc:
-            from .extras.models import ModelResponseError  # only a model judge needs it
-
             if isinstance(exc, ModelResponseError):
                 return Verdict(None, "unparseable", f"no reply: {_shorten(str(exc))}")
             raise

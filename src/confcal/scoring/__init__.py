@@ -1,0 +1,26 @@
+"""Extraction scoring: from documents to the entity table that calibration reads.
+
+:mod:`~confcal.scoring.comparators` (how two values compare),
+:mod:`~confcal.scoring.schema` and :mod:`~confcal.scoring.presets` (what to score),
+:mod:`~confcal.scoring.predictions` (how a predicted leaf is read),
+:mod:`~confcal.scoring.matching` (line-item pairing), the scorer itself
+(:func:`score_documents`, :func:`score_documents_iter`, with the ``stickler-1.0``
+conventions in a private module) and :mod:`~confcal.scoring.io` (entity tables on disk).
+Imports only the foundation and :mod:`confcal.metrics` (docs/architecture.md).
+"""
+
+from ._scoring import (
+    ENTITY_COLUMNS,
+    OUTCOMES,
+    ExtractionResult,
+    score_documents,
+    score_documents_iter,
+)
+
+__all__ = [
+    "ENTITY_COLUMNS",
+    "OUTCOMES",
+    "ExtractionResult",
+    "score_documents",
+    "score_documents_iter",
+]
