@@ -647,3 +647,51 @@ def test_fields_sharing_a_comparator_keep_their_own_rows_and_errors():
     preds["y"]["C"] = {"value": 30, "confidence": 2}
     with pytest.raises(ValidationError, match=r"^doc 'y', field C: confidence must be a number "):
         score_documents(schema, truths, preds)
+
+
+# ------------------------------------------------------------------ one copy of the rules
+
+def test_totals_agree_everywhere_woa_and_f1_are_reported(fixture_result):
+    # the scorer, its per-field table and the report's runs table all read ExtractionTotals
+    from confcal.report import compare_runs, summarize_runs
+    from confcal.scoring import ExtractionTotals
+
+    r = fixture_result
+    t = r.totals
+    assert isinstance(t, ExtractionTotals)
+    assert (t.tp, t.fd, t.fa, t.fn, t.tn) == tuple(r.counts[k] for k in OUTCOMES)
+    assert (r.woa, r.precision, r.recall, r.f1) == (t.woa, t.precision, t.recall, t.f1)
+    by_field = r.by_field()
+    assert by_field[["TP", "FD", "FA", "FN", "TN"]].sum().tolist() == [28, 6, 6, 7, 1]
+    entities = r.entities.assign(model="m")
+    row = compare_runs(entities, by="model").iloc[0]
+    assert row["woa"] == pytest.approx(t.woa, rel=1e-12) and row["f1"] == pytest.approx(t.f1)
+    summary = summarize_runs(entities, ["model"])[("m",)]
+    assert summary.totals.tp == t.tp and summary.totals.woa == pytest.approx(t.woa, rel=1e-12)
+
+
+def test_totals_merge_is_the_totals_of_the_whole(fixture_result):
+    e = fixture_result.entities
+    from confcal.scoring import ExtractionTotals
+    from confcal.scoring._totals import outcome_codes
+
+    def totals(frame):
+        return ExtractionTotals.from_codes(outcome_codes(frame["outcome"]),
+                                           frame["weight"].to_numpy(), frame["similarity"].to_numpy())
+
+    whole = totals(e)
+    parts = totals(e.iloc[:17]) + totals(e.iloc[17:31]) + totals(e.iloc[31:])
+    assert (parts.tp, parts.fd, parts.fa, parts.fn, parts.tn) == (whole.tp, whole.fd, whole.fa,
+                                                                   whole.fn, whole.tn)
+    assert parts.woa == pytest.approx(whole.woa, rel=1e-12)
+    empty = ExtractionTotals()
+    assert np.isnan(empty.woa) and np.isnan(empty.f1) and (empty + whole) == whole
+
+
+def test_outcome_codes_refuse_an_unknown_label():
+    from confcal.scoring._totals import outcome_codes
+
+    assert outcome_codes(pd.Series(["TP", "TN", "FA"])).tolist() == [0, 4, 2]
+    with pytest.raises(ValidationError, match=r"outcome must be one of .*found 2 rows breaking "
+                                              r"it, first at row 1 \('tp'\)"):
+        outcome_codes(pd.Series(["TP", "tp", None]))

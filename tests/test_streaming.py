@@ -256,7 +256,11 @@ def test_summaries_merge_in_any_order(demo_entities: pd.DataFrame) -> None:
     b = merge_summaries(parts[3], parts[1], parts[2], parts[0])
     for key in a:
         assert a[key].sketch == b[key].sketch and a[key].doc_ids == b[key].doc_ids
-        assert (a[key].n_entities, a[key].tp) == (b[key].n_entities, b[key].tp)
+        assert a[key].n_entities == b[key].n_entities
+        ta, tb = a[key].totals, b[key].totals
+        assert (ta.tp, ta.fd, ta.fa, ta.fn, ta.tn) == (tb.tp, tb.fd, tb.fa, tb.fn, tb.tn)
+        assert ta.weight == pytest.approx(tb.weight, rel=1e-12)
+        assert ta.weighted_similarity == pytest.approx(tb.weighted_similarity, rel=1e-12)
     with pytest.raises(ValidationError, match="other must be a RunSummary; found int"):
         next(iter(a.values())).merge(1)  # type: ignore[arg-type]
     assert isinstance(next(iter(a.values())), RunSummary)

@@ -41,8 +41,16 @@ from .._validation import (
 from ..metrics.bootstrap import bootstrap_ci
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring.io import check_entities
-from ..metrics._metrics import BINNINGS, calibration_report
+from ..metrics._metrics import BINNINGS, CalibrationReport, calibration_report
 from ..scoring._scoring import ENTITY_COLUMNS
+from ..scoring._totals import (
+    UNDEFINED,
+    ExtractionTotals,
+    f1_from_counts,
+    group_totals,
+    outcome_codes,
+    woa_from_sums,
+)
 from ..metrics.sketch import CalibrationSketch
 
 __all__ = ["RunSummary", "WrittenReport", "compare_runs", "compare_runs_sketched",
@@ -100,28 +108,16 @@ class _ExtractionSums:
 
     def __init__(self, group: pd.DataFrame) -> None:
         codes, _ = pd.factorize(group["doc_id"], sort=False)
-        outcome = group["outcome"].astype(object).to_numpy()
-        evaluated = outcome != "TN"
-        w = group["weight"].to_numpy(dtype=np.float64) * evaluated
-        s = group["similarity"].to_numpy(dtype=np.float64)
-        g = int(codes.max()) + 1
-        self.n_documents = g
-
-        def per_doc(values: np.ndarray) -> np.ndarray:
-            return np.bincount(codes, weights=values, minlength=g)
-
-        self.weight = per_doc(w)
-        self.weighted_similarity = per_doc(w * s)
-        self.tp = per_doc((outcome == "TP").astype(np.float64))
-        # F1 = 2 TP / (2 TP + 2 FD + FA + FN) (DESIGN.md), its denominator per document
-        self.f1_denominator = per_doc(
-            2.0 * ((outcome == "TP") | (outcome == "FD")) + ((outcome == "FA") | (outcome == "FN")))
+        self.n_documents = g = int(codes.max()) + 1
+        self.sums = group_totals(codes, g, outcome_codes(group["outcome"]),
+                                 group["weight"].to_numpy(dtype=np.float64),
+                                 group["similarity"].to_numpy(dtype=np.float64))
 
     def woa_f1(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """WOA and F1 with document d counted counts[..., d] times."""
-        woa = _ratio(counts @ self.weighted_similarity, counts @ self.weight)
-        f1 = _ratio(2.0 * (counts @ self.tp), counts @ self.f1_denominator)
-        return woa, f1
+        sums = {name: counts @ values for name, values in self.sums.items()}
+        return (woa_from_sums(sums["weighted_similarity"], sums["weight"]),
+                f1_from_counts(sums["TP"], sums["FD"], sums["FA"], sums["FN"]))
 
     def intervals(self, n_resamples: int, level: float, seed: int | None
                   ) -> dict[str, tuple[float, float]]:
@@ -149,63 +145,83 @@ class _ExtractionSums:
         return out  # type: ignore[return-value]
 
 
+def _warn_undefined_extraction(label: str, **values: float) -> None:
+    for name, value in values.items():
+        if math.isnan(value):
+            _warn(label, f"{name} is undefined: {UNDEFINED[name]}; returning NaN")
+
+
+def _relabelled(label: str, caught: Sequence[warnings.WarningMessage]) -> None:
+    """Emit each distinct UndefinedMetricWarning again, naming the group."""
+    for message in dict.fromkeys(str(w.message) for w in caught
+                                 if issubclass(w.category, UndefinedMetricWarning)):
+        _warn(label, message)
+
+
+def _runs_row(label: str, *, n_documents: int, n_entities: int, n_without_confidence: int,
+              totals_woa: float, totals_f1: float,
+              report: Callable[[], CalibrationReport] | None,
+              budgets: tuple[float, ...]) -> dict[str, Any]:
+    """One row of the runs table: the one builder behind :func:`compare_runs` and
+    :func:`runs_table`. ``report`` computes the calibration report of the rows that carry a
+    confidence (None when no row does); its warnings are re-emitted naming ``label``."""
+    _warn_undefined_extraction(label, woa=totals_woa, f1=totals_f1)
+    nan = math.nan
+    row: dict[str, Any] = {
+        "n_documents": n_documents, "n_entities": n_entities,
+        "n_without_confidence": n_without_confidence, "woa": totals_woa, "f1": totals_f1,
+        "auroc": nan, "ece": nan, "brier": nan}
+    ecarbs = ceilings = {b: nan for b in budgets}
+    if report is None:
+        _warn(label, f"no entity carries a confidence (all {n_entities} rows); calibration "
+                     "metrics are NaN")
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UndefinedMetricWarning)
+            rep = report()
+        _relabelled(label, caught)
+        row.update(auroc=rep.auroc, ece=rep.ece, brier=rep.brier)
+        ecarbs, ceilings = dict(rep.ecarb), dict(rep.ecarb_ceiling)
+    for b in budgets:
+        row[f"ecarb@{b:g}"] = ecarbs[b]
+        row[f"ecarb_ceiling@{b:g}"] = ceilings[b]
+    return row
+
+
 def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
                  bootstrap: int, n_bins: int, binning: str, level: float,
                  seed: int | None) -> dict[str, Any]:
     sums = _ExtractionSums(group)
-    ones = np.ones(sums.n_documents)
-    woa, f1 = (float(v) for v in sums.woa_f1(ones))
-    if math.isnan(woa):
-        _warn(label, "woa is undefined: every row is TN; returning NaN")
-    if math.isnan(f1):
-        _warn(label, "f1 is undefined: every row is TN; returning NaN")
+    woa, f1 = (float(v) for v in sums.woa_f1(np.ones(sums.n_documents)))
     confidence = group["confidence"].to_numpy(dtype=np.float64)
     has = ~np.isnan(confidence)
-    row: dict[str, Any] = {
-        "n_documents": sums.n_documents,
-        "n_entities": len(group),
-        "n_without_confidence": int((~has).sum()),
-        "woa": woa, "f1": f1,
-    }
+    correct = group["correct"].to_numpy(dtype=bool)[has]
+    conf = confidence[has]
+    row = _runs_row(
+        label, n_documents=sums.n_documents, n_entities=len(group),
+        n_without_confidence=int((~has).sum()), totals_woa=woa, totals_f1=f1,
+        report=(lambda: calibration_report(correct, conf, budgets=budgets, n_bins=n_bins,
+                                           binning=binning)) if has.any() else None,
+        budgets=budgets)
+    if not bootstrap:
+        return row
     nan = math.nan
-    calibration = {"auroc": nan, "ece": nan, "brier": nan}
-    ecarbs = {b: nan for b in budgets}
-    ceilings = {b: nan for b in budgets}
     intervals: dict[str, tuple[float, float]] = {}
-    if not has.any():
-        _warn(label, f"no entity carries a confidence (all {len(group)} rows); calibration "
-                     "metrics are NaN")
-    else:
-        correct = group["correct"].to_numpy(dtype=bool)[has]
-        conf = confidence[has]
+    if has.any():
         docs = group["doc_id"].to_numpy(dtype=object)[has]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UndefinedMetricWarning)
-            rep = calibration_report(correct, conf, budgets=budgets, n_bins=n_bins,
-                                     binning=binning)
-            calibration = {"auroc": rep.auroc, "ece": rep.ece, "brier": rep.brier}
-            ecarbs, ceilings = dict(rep.ecarb), dict(rep.ecarb_ceiling)
-            if bootstrap:
-                for i, b in enumerate(budgets):
-                    metrics = ("auroc", "ece", "brier", "ecarb") if i == 0 else ("ecarb",)
-                    # the same seed draws the same documents for every budget
-                    ci = bootstrap_ci(correct, conf, groups=docs, metrics=metrics, budget=b,
-                                      n_bins=n_bins, binning=binning, n_resamples=bootstrap,
-                                      confidence_level=level, seed=seed).set_index("metric")
-                    for m in metrics:
-                        name = f"ecarb@{b:g}" if m == "ecarb" else m
-                        intervals[name] = (float(ci.at[m, "low"]), float(ci.at[m, "high"]))
-        for message in dict.fromkeys(str(w.message) for w in caught
-                                     if issubclass(w.category, UndefinedMetricWarning)):
-            _warn(label, message)
-    if bootstrap:
-        intervals.update(sums.intervals(bootstrap, level, seed))
-    row.update(calibration)
-    for b in budgets:
-        row[f"ecarb@{b:g}"] = ecarbs[b]
-        row[f"ecarb_ceiling@{b:g}"] = ceilings[b]
-    if not bootstrap:
-        return row
+            for i, b in enumerate(budgets):
+                metrics = ("auroc", "ece", "brier", "ecarb") if i == 0 else ("ecarb",)
+                # the same seed draws the same documents for every budget
+                ci = bootstrap_ci(correct, conf, groups=docs, metrics=metrics, budget=b,
+                                  n_bins=n_bins, binning=binning, n_resamples=bootstrap,
+                                  confidence_level=level, seed=seed).set_index("metric")
+                for m in metrics:
+                    name = f"ecarb@{b:g}" if m == "ecarb" else m
+                    intervals[name] = (float(ci.at[m, "low"]), float(ci.at[m, "high"]))
+        _relabelled(label, caught)
+    intervals.update(sums.intervals(bootstrap, level, seed))
     ordered: dict[str, Any] = {}
     for name, value in row.items():
         ordered[name] = value
@@ -321,10 +337,8 @@ class RunSummary:
         Distinct doc ids (for ``n_documents``): the one part that grows with the data,
         ~100 bytes per document.
     n_entities, n_without_confidence : int
-    weight, weighted_similarity : float
-        Σ weight and Σ weight·similarity over the evaluated (non-TN) rows (WOA's terms).
-    tp, f1_denominator : int
-        TP and 2·TP + 2·FD + FA + FN (F1's terms).
+    totals : ExtractionTotals
+        The sums behind WOA and F1 (:class:`~confcal.scoring.ExtractionTotals`).
     sketch : CalibrationSketch
         Of the rows that carry a confidence (correct = TP or TN).
     """
@@ -332,10 +346,7 @@ class RunSummary:
     doc_ids: frozenset[Any]
     n_entities: int
     n_without_confidence: int
-    weight: float
-    weighted_similarity: float
-    tp: int
-    f1_denominator: int
+    totals: ExtractionTotals
     sketch: CalibrationSketch
 
     @classmethod
@@ -345,20 +356,14 @@ class RunSummary:
 
     @classmethod
     def _from_checked(cls, frame: pd.DataFrame) -> RunSummary:
-        outcome = frame["outcome"].astype(object).to_numpy()
-        evaluated = outcome != "TN"
-        w = frame["weight"].to_numpy(dtype=np.float64)[evaluated]
-        s = frame["similarity"].to_numpy(dtype=np.float64)[evaluated]
         confidence = frame["confidence"].to_numpy(dtype=np.float64)
         has = ~np.isnan(confidence)
-        n_tp = int((outcome == "TP").sum())
-        n_fd = int((outcome == "FD").sum())
-        n_fa_fn = int(np.isin(outcome, np.array(["FA", "FN"], dtype=object)).sum())
+        totals = ExtractionTotals.from_codes(outcome_codes(frame["outcome"]),
+                                             frame["weight"].to_numpy(dtype=np.float64),
+                                             frame["similarity"].to_numpy(dtype=np.float64))
         return cls(
             doc_ids=frozenset(frame["doc_id"].tolist()), n_entities=len(frame),
-            n_without_confidence=int((~has).sum()), weight=float(w.sum()),
-            weighted_similarity=float(np.dot(w, s)), tp=n_tp,
-            f1_denominator=2 * n_tp + 2 * n_fd + n_fa_fn,
+            n_without_confidence=int((~has).sum()), totals=totals,
             sketch=(CalibrationSketch.from_arrays(frame["correct"].to_numpy(dtype=bool)[has],
                                                   confidence[has])
                     if has.any() else CalibrationSketch.empty()))
@@ -370,41 +375,18 @@ class RunSummary:
         return RunSummary(
             self.doc_ids | other.doc_ids, self.n_entities + other.n_entities,
             self.n_without_confidence + other.n_without_confidence,
-            self.weight + other.weight, self.weighted_similarity + other.weighted_similarity,
-            self.tp + other.tp, self.f1_denominator + other.f1_denominator,
-            self.sketch.merge(other.sketch))
+            self.totals + other.totals, self.sketch.merge(other.sketch))
 
     def metrics(self, label: str, *, budgets: tuple[float, ...], n_bins: int,
                 binning: str) -> dict[str, Any]:
         """The row of :func:`compare_runs` (without intervals); warnings name ``label``."""
-        nan = math.nan
-        woa = self.weighted_similarity / self.weight if self.weight > 0 else nan
-        f1 = 2 * self.tp / self.f1_denominator if self.f1_denominator else nan
-        if math.isnan(woa):
-            _warn(label, "woa is undefined: every row is TN; returning NaN")
-        if math.isnan(f1):
-            _warn(label, "f1 is undefined: every row is TN; returning NaN")
-        row: dict[str, Any] = {
-            "n_documents": len(self.doc_ids), "n_entities": self.n_entities,
-            "n_without_confidence": self.n_without_confidence, "woa": woa, "f1": f1,
-            "auroc": nan, "ece": nan, "brier": nan}
-        ecarbs = ceilings = {b: nan for b in budgets}
-        if self.sketch.n == 0:
-            _warn(label, f"no entity carries a confidence (all {self.n_entities} rows); "
-                         "calibration metrics are NaN")
-        else:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", UndefinedMetricWarning)
-                rep = self.sketch.report(budgets=budgets, n_bins=n_bins, binning=binning)
-            for message in dict.fromkeys(str(w.message) for w in caught
-                                         if issubclass(w.category, UndefinedMetricWarning)):
-                _warn(label, message)
-            row.update(auroc=rep.auroc, ece=rep.ece, brier=rep.brier)
-            ecarbs, ceilings = dict(rep.ecarb), dict(rep.ecarb_ceiling)
-        for b in budgets:
-            row[f"ecarb@{b:g}"] = ecarbs[b]
-            row[f"ecarb_ceiling@{b:g}"] = ceilings[b]
-        return row
+        return _runs_row(
+            label, n_documents=len(self.doc_ids), n_entities=self.n_entities,
+            n_without_confidence=self.n_without_confidence, totals_woa=self.totals.woa,
+            totals_f1=self.totals.f1,
+            report=(lambda: self.sketch.report(budgets=budgets, n_bins=n_bins,
+                                               binning=binning)) if self.sketch.n else None,
+            budgets=budgets)
 
 
 def _key_part(value: Any) -> Any:

@@ -34,6 +34,7 @@ import pandas as pd
 from .._validation import check_probability
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring._scoring import ENTITY_COLUMNS, OUTCOMES
+from ..scoring._totals import outcome_codes
 
 __all__ = ["TIERS", "catastrophic_failures", "degradation_tiers"]
 
@@ -58,23 +59,6 @@ def _check_frame(entities: Any, required: Sequence[str], purpose: str) -> pd.Dat
     if len(entities) == 0:
         raise ValidationError("entities must not be empty; found 0 rows")
     return entities
-
-
-def _outcome_codes(entities: pd.DataFrame) -> np.ndarray:
-    col = entities["outcome"]
-    if isinstance(col.dtype, pd.CategoricalDtype) and tuple(col.cat.categories) == OUTCOMES:
-        codes = col.cat.codes.to_numpy()  # score_documents' table: no lookup needed
-    else:
-        lookup = {label: i for i, label in enumerate(OUTCOMES)}
-        codes = np.fromiter((lookup.get(v, -1) if isinstance(v, str) else -1
-                             for v in col.to_numpy(dtype=object)), dtype=np.int64,
-                            count=len(col))
-    bad = codes < 0
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        raise ValidationError(f"outcome must be one of {list(OUTCOMES)}; found {int(bad.sum())} "
-                              f"rows breaking it, first at row {first} ({col.iloc[first]!r})")
-    return np.asarray(codes)
 
 
 def _check_no_missing(entities: pd.DataFrame, columns: Sequence[str]) -> None:
@@ -162,7 +146,7 @@ def catastrophic_failures(entities: pd.DataFrame, *, null_fraction: float = 0.8,
     else:
         by = _check_columns(by, entities, "by", [doc, "field", "outcome"])
     _check_no_missing(entities, [doc, "field"])
-    codes = _outcome_codes(entities)
+    codes = outcome_codes(entities["outcome"])
     truth = np.isin(codes, [OUTCOMES.index("TP"), OUTCOMES.index("FD"), OUTCOMES.index("FN")])
     predicted = np.isin(codes, [OUTCOMES.index("TP"), OUTCOMES.index("FD")])
     keys = [doc, *by]
@@ -275,7 +259,7 @@ def degradation_tiers(entities: pd.DataFrame, *, baseline: str = "original",
                               f"found {baseline!r}")
     by = _check_columns(by, entities, "by", needed)
     _check_no_missing(entities, [doc, "pipeline", "field", *by])
-    codes = _outcome_codes(entities)
+    codes = outcome_codes(entities["outcome"])
     similarity = entities["similarity"].to_numpy(dtype=np.float64)
     weight = entities["weight"].to_numpy(dtype=np.float64)
     evaluated = codes != OUTCOMES.index("TN")

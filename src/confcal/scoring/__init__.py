@@ -9,6 +9,7 @@ conventions in a private module) and :mod:`~confcal.scoring.io` (entity tables o
 Imports only the foundation and :mod:`confcal.metrics` (docs/architecture.md).
 """
 
+from ._totals import ExtractionTotals
 from ._scoring import (
     ENTITY_COLUMNS,
     OUTCOMES,
@@ -21,6 +22,7 @@ __all__ = [
     "ENTITY_COLUMNS",
     "OUTCOMES",
     "ExtractionResult",
+    "ExtractionTotals",
     "score_documents",
     "score_documents_iter",
 ]

@@ -47,6 +47,16 @@ from ..exceptions import UndefinedMetricWarning, ValidationError
 from .matching import _assign, item_similarity
 from .predictions import _FAST_SCALARS, _check_scalar, _LeafError, _unwrap
 from .schema import Field, Items, Schema
+from ._totals import (
+    UNDEFINED,
+    ExtractionTotals,
+    f1_from_counts,
+    group_totals,
+    outcome_codes,
+    precision_from_counts,
+    recall_from_counts,
+    woa_from_sums,
+)
 
 __all__ = [
     "ENTITY_COLUMNS", "OUTCOMES", "ExtractionResult", "score_documents", "score_documents_iter",
@@ -74,19 +84,6 @@ _PAIR_BUDGET = 1 << 20
 
 # ------------------------------------------------------------------------- result
 
-
-def _undefined(metric: str, reason: str) -> float:
-    warnings.warn(
-        f"{metric} is undefined: {reason}; returning NaN", UndefinedMetricWarning, stacklevel=3
-    )
-    return float("nan")
-
-
-def _outcome_codes(entities: pd.DataFrame) -> np.ndarray:
-    col = entities["outcome"]
-    if isinstance(col.dtype, pd.CategoricalDtype) and tuple(col.cat.categories) == OUTCOMES:
-        return col.cat.codes.to_numpy()
-    return pd.Categorical(col, categories=OUTCOMES).codes
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,43 +136,39 @@ class ExtractionResult:
     signature: str = ""
 
     @property
+    def totals(self) -> ExtractionTotals:
+        """The sums behind :attr:`woa`, :attr:`precision`, :attr:`recall` and :attr:`f1`
+        (mergeable across chunks: :class:`~confcal.scoring.ExtractionTotals`)."""
+        e = self.entities
+        return ExtractionTotals.from_codes(outcome_codes(e["outcome"]), e["weight"].to_numpy(np.float64),
+                                           e["similarity"].to_numpy(np.float64))
+
+    def _metric(self, name: str) -> float:
+        value: float = getattr(self.totals, name)
+        if math.isnan(value):
+            warnings.warn(f"{name} is undefined: {UNDEFINED[name]}; returning NaN",
+                          UndefinedMetricWarning, stacklevel=3)
+        return value
+
+    @property
     def woa(self) -> float:
         """Weighted overall accuracy: weighted mean similarity of the non-TN rows."""
-        codes = _outcome_codes(self.entities)
-        evaluated = codes != _TN
-        w = self.entities["weight"].to_numpy(dtype=np.float64)[evaluated]
-        total = w.sum()
-        if not total > 0:
-            return _undefined("woa", "no evaluated entities (every row is TN)")
-        s = self.entities["similarity"].to_numpy(dtype=np.float64)[evaluated]
-        return float(np.dot(w, s) / total)
+        return self._metric("woa")
 
     @property
     def precision(self) -> float:
         """TP / (TP + FD + FA)."""
-        c = self.counts
-        denominator = c["TP"] + c["FD"] + c["FA"]
-        if denominator == 0:
-            return _undefined("precision", "no predicted entities (TP + FD + FA = 0)")
-        return c["TP"] / denominator
+        return self._metric("precision")
 
     @property
     def recall(self) -> float:
         """TP / (TP + FD + FN)."""
-        c = self.counts
-        denominator = c["TP"] + c["FD"] + c["FN"]
-        if denominator == 0:
-            return _undefined("recall", "no ground-truth entities (TP + FD + FN = 0)")
-        return c["TP"] / denominator
+        return self._metric("recall")
 
     @property
     def f1(self) -> float:
         """2 TP / (2 TP + 2 FD + FA + FN), the harmonic mean of precision and recall."""
-        c = self.counts
-        denominator = 2 * c["TP"] + 2 * c["FD"] + c["FA"] + c["FN"]
-        if denominator == 0:
-            return _undefined("f1", "no evaluated entities (every row is TN)")
-        return 2 * c["TP"] / denominator
+        return self._metric("f1")
 
     def by_field(self) -> pd.DataFrame:
         """Per-field summary in schema order.
@@ -194,26 +187,20 @@ class ExtractionResult:
         else:
             fcodes_raw, uniques = pd.factorize(field, sort=False)
             names, fcodes = list(uniques), fcodes_raw.astype(np.int64)
-        k = len(names)
-        ocodes = _outcome_codes(self.entities).astype(np.int64)
-        table = np.bincount(fcodes * 5 + ocodes, minlength=5 * k).reshape(k, 5)
-        tp, fd, fa, fn = (table[:, i].astype(np.float64) for i in range(4))
-        evaluated = ocodes != _TN
-        w = self.entities["weight"].to_numpy(dtype=np.float64)
-        s = self.entities["similarity"].to_numpy(dtype=np.float64)
-        wsum = np.bincount(fcodes[evaluated], weights=w[evaluated], minlength=k)
-        wsim = np.bincount(fcodes[evaluated], weights=(w * s)[evaluated], minlength=k)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = pd.DataFrame({
-                "field": names,
-                "n": (tp + fd + fa + fn).astype(np.int64),
-                "woa": np.where(wsum > 0, wsim / wsum, np.nan),
-                "precision": tp / (tp + fd + fa),
-                "recall": tp / (tp + fd + fn),
-                "f1": 2 * tp / (2 * tp + 2 * fd + fa + fn),
-            })
-        for i, label in enumerate(OUTCOMES):
-            out[label] = table[:, i]
+        sums = group_totals(fcodes, len(names), outcome_codes(self.entities["outcome"]),
+                            self.entities["weight"].to_numpy(dtype=np.float64),
+                            self.entities["similarity"].to_numpy(dtype=np.float64))
+        tp, fd, fa, fn = (sums[k] for k in ("TP", "FD", "FA", "FN"))
+        out = pd.DataFrame({
+            "field": names,
+            "n": (tp + fd + fa + fn).astype(np.int64),
+            "woa": woa_from_sums(sums["weighted_similarity"], sums["weight"]),
+            "precision": precision_from_counts(tp, fd, fa),
+            "recall": recall_from_counts(tp, fd, fn),
+            "f1": f1_from_counts(tp, fd, fa, fn),
+        })
+        for label in OUTCOMES:
+            out[label] = sums[label].astype(np.int64)
         undefined = out.loc[out[["woa", "precision", "recall", "f1"]].isna().any(axis=1), "field"]
         if len(undefined):
             warnings.warn(
