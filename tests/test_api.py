@@ -38,6 +38,26 @@ def test_core_import_does_not_pull_optional_dependencies():
     assert out.stdout.strip() == "[]"
 
 
+def test_scalar_metrics_load_numpy_only():
+    # STYLE.md 19: a metric call on arrays costs numpy and confcal's metrics; pandas (626
+    # modules with its own imports, ~3.5x `import numpy`) loads only for a DataFrame.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, confcal\n"
+        "y, c = [0, 1, 1, 0], [0.2, 0.8, 0.6, 0.4]\n"
+        "confcal.auroc(y, c); confcal.ece(y, c); confcal.mce(y, c); confcal.brier(y, c)\n"
+        "confcal.ecarb(y, c); confcal.ecarb_ceiling(y); confcal.review_count(0.3, 4)\n"
+        "confcal.auroc(y, c, sample_weight=[1, 2, 1, 1])\n"
+        "import confcal.metrics.bootstrap, confcal.metrics.sketch\n"
+        "heavy = ('pandas', 'scipy', 'sklearn', 'rapidfuzz', 'dateutil', 'matplotlib')\n"
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_py_typed_is_shipped():
     from importlib import resources
 

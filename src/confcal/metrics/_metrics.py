@@ -23,10 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from .._counts import share_count
 from ._ranking import Ranking, _dot, scale_weights, squared_error_sum
@@ -41,6 +40,11 @@ from .._validation import (
     check_positive_int,
 )
 from ..exceptions import UndefinedMetricWarning
+
+if TYPE_CHECKING:
+    # pandas is imported inside the functions that build a DataFrame: the scalar metrics
+    # cost numpy only (STYLE.md 19; tests/test_api.py checks it).
+    import pandas as pd
 
 __all__ = [
     "BINNINGS",
@@ -481,10 +485,14 @@ def ecarb_curve(correct: Any, confidence: Any, *, budgets: Sequence[float] | Non
         rows = [(b, k, float(caught), value, ceiling)
                 for b in budgets
                 for k, caught, value, ceiling in [_ecarb_value(r, b, ties, y, c)]]
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=["budget", "k", "errors_caught", "ecarb", "ceiling"])
 
 
 def _bins_frame(bins: _Bins, min_count: int, weighted: bool) -> pd.DataFrame:
+    import pandas as pd
+
     mean_conf = bins.confidence / bins.weight
     accuracy = bins.correct / bins.weight
     frame = pd.DataFrame({
@@ -601,6 +609,8 @@ class CalibrationReport:
         }
         row.update({f"ecarb@{b:g}": v for b, v in self.ecarb.items()})
         row.update({f"ecarb_ceiling@{b:g}": v for b, v in self.ecarb_ceiling.items()})
+        import pandas as pd
+
         return pd.DataFrame([row])
 
 

@@ -17,10 +17,9 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ._ranking import Ranking, _dot, pack_keys
 from .._validation import (
@@ -41,6 +40,9 @@ from ._metrics import (
     _ece_from_bins,
     _mce_from_bins,
 )
+
+if TYPE_CHECKING:  # pandas loads when an interval table is built, not on import
+    import pandas as pd
 
 __all__ = ["BOOTSTRAP_METRICS", "bootstrap_ci"]
 
@@ -244,5 +246,7 @@ def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
             widened = not (low <= est <= high)
             low, high = min(low, est), max(high, est)
         rows.append((m, est, low, high, int(valid.size), widened))
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=["metric", "estimate", "low", "high", "n_valid",
                                        "widened"])

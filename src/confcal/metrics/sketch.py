@@ -22,10 +22,9 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from .._counts import whole_floor_array
 from ._ranking import Ranking, Weights, _dot, pack_keys, squared_error_sum
@@ -48,6 +47,9 @@ from ._metrics import (
     _undefined,
     review_count,
 )
+
+if TYPE_CHECKING:  # pandas loads in error_bounds, not on import: the metrics cost numpy
+    import pandas as pd
 
 __all__ = ["CalibrationSketch", "SKETCH_TIES"]
 
@@ -448,6 +450,8 @@ class CalibrationSketch:
         budgets = check_budgets(budgets)
         n_bins = check_n_bins(n_bins)
         binning = check_option(binning, "binning", BINNINGS)
+        import pandas as pd
+
         if self.resolution is None:
             rows = [("brier", 0.0), ("auroc", 0.0), ("ece", 0.0)] + [
                 (f"ecarb@{b:g}", 0.0) for b in budgets]
