@@ -321,11 +321,15 @@ def test_report_refuses_a_folder_that_is_not_a_report(inputs, tmp_path, capsys):
 
 
 def test_error_locations_match_whole_doc_ids():
-    from confcal.cli._main import _where
+    # the doc_id attribute is looked up, not the message: doc 1 never claims doc 10's error
+    from confcal.cli._main import _stream_error
+    from confcal.exceptions import ValidationError
+    from confcal.scoring.io import _Read, _Where
 
     message = "doc 10, field Agency: confidence must be a number within [0, 1]; found 2"
-    where = {1: "t.jsonl, line 1", 10: "t.jsonl, line 10"}
-    assert _where(message, [("truth", where)]) == f"{message} (truth at t.jsonl, line 10)"
+    recent = {1: _Read(_Where("t.jsonl", 1), None, 0), 10: _Read(_Where("t.jsonl", 10), None, 9)}
+    exc = ValidationError(message, doc_id=10, field="Agency")
+    assert _stream_error(exc, recent) == f"{message} (truth at t.jsonl, line 10)"
 
 
 def test_qa_subcommand_is_wired_into_the_confcal_command(tmp_path):

@@ -1,12 +1,16 @@
 """Error and warning types raised by confcal.
 
 Invalid input raises a :class:`ValidationError` (a :class:`ValueError`), whose message names
-the argument, the rule it breaks, and what was found. A valid input that leaves a metric
-undefined (one class for AUROC, no errors for ECARB) emits :class:`UndefinedMetricWarning` and
-the metric is NaN.
+the argument, the rule it breaks, and what was found, and whose attributes say where (file,
+line, document, field path, position) for programs such as the ``confcal`` command. A valid
+input that leaves a metric undefined (one class for AUROC, no errors for ECARB) emits
+:class:`UndefinedMetricWarning` and the metric is NaN.
 """
 
 from __future__ import annotations
+
+import os
+from typing import Any
 
 __all__ = ["ConfcalError", "ModelError", "ModelResponseError", "UndefinedMetricWarning",
            "ValidationError"]
@@ -19,8 +23,109 @@ class ConfcalError(Exception):
 class ValidationError(ConfcalError, ValueError):
     """An argument breaks a documented rule (wrong shape, range, type or option).
 
-    Subclasses :class:`ValueError`, so ``except ValueError`` keeps working.
+    Subclasses :class:`ValueError`, so ``except ValueError`` keeps working. Besides its
+    message, the error carries where it was found as attributes, each None when unknown (as
+    pydantic's ``loc``): a program shows them without reading the message, which may be
+    reworded from one release to the next.
+
+    Parameters
+    ----------
+    *args
+        The message, as for any exception; ``str(exc)`` is the message.
+    source : str or path-like, optional
+        The file (or folder, or entity table) the offending input was read from.
+    line : int, optional
+        The 1-based line in ``source`` (a JSONL record, a CSV line counting the header as
+        line 1, a line of a JSON file).
+    doc_id : hashable, optional
+        The document the error is about.
+    field : str, optional
+        The path of the offending field: ``LineItems[3].Rate`` in a document,
+        ``fields.Agency.kind`` in a schema JSON object, ``candidates[1].probability`` in a
+        predicted leaf (:func:`confcal.scoring.predictions.parse_prediction`).
+    index : int, optional
+        The 0-based position in an array or a stream (the triple of
+        :func:`confcal.scoring.score_documents_iter`, a Parquet row).
+
+    Attributes
+    ----------
+    source, line, doc_id, field, index
+        As given (``source`` as a str).
+    location : dict
+        The attributes that are set, in the order above.
+
+    Notes
+    -----
+    The message states the location its raiser knew (``doc 'inv-17', field
+    LineItems[3].Rate: ...``; ``truth.jsonl, line 17: ...``) and the attributes hold the same
+    values. A layer that learns more later (the file and line a document was read from)
+    adds it with :meth:`with_location`, which leaves the message as it is: showing what
+    was added is the formatter's job.
+
+    Examples
+    --------
+    >>> exc = ValidationError("doc 'inv-17', field LineItems[3].Rate: confidence must be a "
+    ...                       "number within [0, 1]; found 1.5",
+    ...                       doc_id="inv-17", field="LineItems[3].Rate")
+    >>> exc.location
+    {'doc_id': 'inv-17', 'field': 'LineItems[3].Rate'}
+    >>> exc.with_location(source="truth.jsonl", line=17, doc_id="ignored").location
+    {'source': 'truth.jsonl', 'line': 17, 'doc_id': 'inv-17', 'field': 'LineItems[3].Rate'}
+    >>> str(ValidationError("n_bins must be an integer >= 1; found 0"))
+    'n_bins must be an integer >= 1; found 0'
     """
+
+    _LOCATION = ("source", "line", "doc_id", "field", "index")
+
+    # Class-level defaults too: a subclass whose __init__ does not pass them on still has them.
+    source: str | None = None
+    line: int | None = None
+    doc_id: Any = None
+    field: str | None = None
+    index: int | None = None
+
+    def __init__(self, *args: Any, source: str | os.PathLike[str] | None = None,
+                 line: int | None = None, doc_id: Any = None, field: str | None = None,
+                 index: int | None = None) -> None:
+        super().__init__(*args)
+        self.source = None if source is None else os.fspath(source)
+        self.line, self.doc_id, self.field, self.index = line, doc_id, field, index
+
+    @property
+    def location(self) -> dict[str, Any]:
+        """The location attributes that are set: source, line, doc_id, field, index."""
+        return {name: getattr(self, name) for name in self._LOCATION
+                if getattr(self, name) is not None}
+
+    def with_location(self, **location: Any) -> ValidationError:
+        """A copy with the location attributes that are still None filled in.
+
+        Attributes already set are kept (the raiser knew best) and None values are
+        ignored; the message, the traceback and the cause are the original's. For a layer
+        that learns where an error happened after it was raised::
+
+            except ValidationError as exc:
+                raise exc.with_location(source=path, line=number) from None
+
+        Raises
+        ------
+        TypeError
+            For a keyword that is not one of source, line, doc_id, field, index.
+        """
+        unknown = sorted(set(location) - set(self._LOCATION))
+        if unknown:
+            raise TypeError(f"with_location() keywords must be among {list(self._LOCATION)}; "
+                            f"found {unknown}")
+        cls = type(self)
+        # Not cls(*self.args): a subclass may take other arguments (EnvelopeError).
+        copy = cls.__new__(cls, *self.args)
+        copy.__dict__.update(self.__dict__)
+        for name, value in location.items():
+            if value is not None and getattr(self, name) is None:
+                setattr(copy, name, os.fspath(value) if name == "source" else value)
+        copy.__cause__, copy.__context__ = self.__cause__, self.__context__
+        copy.__suppress_context__ = self.__suppress_context__
+        return copy.with_traceback(self.__traceback__)
 
 
 class ModelError(ConfcalError):

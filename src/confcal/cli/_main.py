@@ -19,16 +19,20 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..qa._command import add_qa_parser, run_qa
-from ..exceptions import ConfcalError
+from ..exceptions import ConfcalError, ValidationError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..scoring.io import _Read
 
 __all__ = ["main"]
 
@@ -216,7 +220,6 @@ class _Console:
 
 
 def _load_schema(name: str) -> Any:
-    from ..exceptions import ValidationError
     from ..scoring.schema import Schema
     from ..scoring.presets import FCC_INVOICE
 
@@ -232,34 +235,31 @@ def _load_schema(name: str) -> Any:
         raise _DataError(f"{path}: {exc}") from None
 
 
-def _where(message: str, locations: Sequence[tuple[str, dict[Any, str]]]) -> str:
-    """Add where the document a scoring error names (``doc 'x', ...``) was read."""
-    if not message.startswith("doc "):
+def _place(source: str, line: int | None) -> str:
+    return source if line is None else f"{source}, line {line}"
+
+
+def _stream_error(exc: ValidationError, recent: Mapping[Any, _Read]) -> str:
+    """A streamed scoring error, with where its document was read.
+
+    Built from the error's attributes, never from its message: an error about a document
+    (``doc_id`` set, no ``source``: the scorer's, which never sees a file) gets the file
+    and line of that document's truth and prediction, from the records read. Errors that
+    already have a ``source`` come from the readers, whose messages name file and line.
+    """
+    message = str(exc)
+    if exc.source is not None or exc.doc_id is None:
         return message
-    found = [f"{side} at {where_of[doc_id]}" for side, where_of in locations
-             for doc_id in where_of
-             # the separator too: doc 1 must not claim the message of doc 10
-             if message.startswith((f"doc {doc_id!r},", f"doc {doc_id!r}:"))]
-    return f"{message} ({'; '.join(found)})" if found else message
-
-
-_REPEATED_ID = re.compile(r"pairs must not repeat a doc id; found (.+) at positions (\d+) and "
-                          r"(\d+)$")
-
-
-def _stream_error(message: str, locations: Sequence[tuple[str, dict[Any, str]]],
-                  truth: Path) -> str:
-    """A streamed scoring error in terms of the truth file, not of the pairs stream."""
-    if message == "pairs must contain at least one document; found 0":
-        return f"{truth}: must hold at least one document; found none"
-    m = _REPEATED_ID.match(message)
-    if m:
-        # positions count truth documents from 0; the second one was just read
-        second = next((where_of[d] for side, where_of in locations if side == "truth"
-                       for d in where_of if repr(d) == m.group(1)), str(truth))
-        return (f"{second}: doc_id must be unique; found {m.group(1)} again (first as "
-                f"document {int(m.group(2)) + 1} of {truth.name})")
-    return _where(message, locations)
+    try:
+        read = recent.get(exc.doc_id)
+    except TypeError:  # an unhashable doc id: not one read from a file
+        return message
+    if read is None:
+        return message
+    found = [f"truth at {_place(read.truth.source, read.truth.line)}"]
+    if read.prediction is not None:
+        found.append(f"prediction at {_place(read.prediction.source, read.prediction.line)}")
+    return f"{message} ({'; '.join(found)})"
 
 
 def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
@@ -271,7 +271,6 @@ def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
 def _score(args: argparse.Namespace, console: _Console) -> int:
     import numpy as np
 
-    from ..exceptions import ValidationError
     from ..scoring.io import _ChunkWriter, _paired_documents
     from ..scoring._scoring import OUTCOMES, extraction_signature, score_documents_iter
 
@@ -280,7 +279,7 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
     started = time.perf_counter()
     # Streamed: one chunk of documents and its rows in memory at a time, each chunk a
     # Parquet row group (or CSV rows); see docs/scaling.md for what else grows with size.
-    recent: dict[Any, tuple[str, str | None]] = {}
+    recent: dict[Any, _Read] = {}  # doc_id -> where its truth and prediction were read
     pairs = _paired_documents(args.truth, args.pred, recent, keep=2 * _STREAM_CHUNK)
     writer = _ChunkWriter(args.output)
     bar = console.bar(None, "doc")
@@ -304,9 +303,7 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
         path = writer.close()
     except ValidationError as exc:
         writer.abort()
-        where = [("truth", {d: t for d, (t, _) in recent.items()}),
-                 ("prediction", {d: p for d, (_, p) in recent.items() if p is not None})]
-        raise _DataError(_stream_error(str(exc), where, args.truth)) from None
+        raise _DataError(_stream_error(exc, recent)) from None
     except BaseException:
         writer.abort()
         raise

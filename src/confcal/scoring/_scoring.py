@@ -251,7 +251,8 @@ def _doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
                 or len(element) != 2
             ):
                 raise ValidationError(
-                    f"{rule}; found {type(element).__name__} {element!r:.80} at position {i}"
+                    f"{rule}; found {type(element).__name__} {element!r:.80} at position {i}",
+                    index=i,
                 )
             pairs.append((element[0], element[1]))
     first_at: dict[Any, int] = {}
@@ -260,14 +261,15 @@ def _doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
             hash(doc_id)
         except TypeError:
             raise ValidationError(
-                f"{name} doc ids must be hashable; found {doc_id!r} at position {i}"
+                f"{name} doc ids must be hashable; found {doc_id!r} at position {i}", index=i
             ) from None
         if is_missing(doc_id):
-            raise ValidationError(f"{name} doc ids must not be missing; found {doc_id!r} at position {i}")
+            raise ValidationError(f"{name} doc ids must not be missing; found {doc_id!r} at position {i}",
+                                  index=i)
         if doc_id in first_at:
             raise ValidationError(
                 f"{name} must not repeat a doc id; found {doc_id!r} at positions "
-                f"{first_at[doc_id]} and {i}"
+                f"{first_at[doc_id]} and {i}", doc_id=doc_id, index=i
             )
         first_at[doc_id] = i
     return pairs
@@ -287,20 +289,21 @@ def _metadata_columns(
     if absent:
         raise ValidationError(
             f"metadata doc ids must be doc ids of truths; found {len(absent)} absent from "
-            f"truths, first {absent[0]!r}"
+            f"truths, first {absent[0]!r}", doc_id=absent[0]
         )
     columns: dict[str, np.ndarray] = {}
     for doc_id, row in metadata.items():
         if not isinstance(row, Mapping):
             raise ValidationError(
                 f"metadata for {_doc_label(doc_id)} must be a mapping of column -> value; "
-                f"found {row!r}"
+                f"found {row!r}", doc_id=doc_id
             )
         for column, value in row.items():
             if column in ENTITY_COLUMNS or not isinstance(column, str):
                 raise ValidationError(
                     "metadata columns must be strings other than the entity-table columns "
-                    f"{list(ENTITY_COLUMNS)}; found {column!r} for {_doc_label(doc_id)}"
+                    f"{list(ENTITY_COLUMNS)}; found {column!r} for {_doc_label(doc_id)}",
+                    doc_id=doc_id,
                 )
             if column not in columns:
                 columns[column] = np.full(len(doc_ids), None, dtype=object)
@@ -347,18 +350,25 @@ class _Chunks:
         self.raw: list[np.ndarray] = []  # comparator similarity (read for TP/FD only)
 
 
-def _check_truth_column(values: list[Any], where: Callable[[int], str]) -> None:
-    """Every truth value is a scalar or missing; ``where(k)`` locates value k for the error."""
+def _leaf_error(doc_id: Any, field: str, exc: _LeafError) -> ValidationError:
+    return ValidationError(f"{_doc_label(doc_id)}, field {field}: {exc}", doc_id=doc_id,
+                           field=field)
+
+
+def _check_truth_column(values: list[Any], where: Callable[[int], tuple[Any, str]]) -> None:
+    """Every truth value is a scalar or missing; ``where(k)`` is (doc id, field path) of
+    value k, for the error."""
     if _FAST_SCALARS.issuperset(map(type, values)):
         return
     for k, value in enumerate(values):
         try:
             _check_scalar(value, "truth value")
         except _LeafError as exc:
-            raise ValidationError(f"{where(k)}: {exc}") from None
+            raise _leaf_error(*where(k), exc) from None
 
 
-def _pred_column(leaves: list[Any], where: Callable[[int], str]) -> tuple[list[Any], list[float]]:
+def _pred_column(leaves: list[Any], where: Callable[[int], tuple[Any, str]]
+                 ) -> tuple[list[Any], list[float]]:
     """Values and confidences (NaN when absent) of a column of predicted leaves."""
     if leaves and _DICT.issuperset(map(type, leaves)) and _TWO.issuperset(map(len, leaves)):
         # The common all-{"value", "confidence"} column, checked with C-level builtins
@@ -385,7 +395,7 @@ def _pred_column(leaves: list[Any], where: Callable[[int], str]) -> tuple[list[A
             try:
                 _unwrap(leaf)
             except _LeafError as exc:
-                raise ValidationError(f"{where(k)}: {exc}") from None
+                raise _leaf_error(*where(k), exc) from None
         raise  # pragma: no cover - the loop above always finds it
     return [v for v, _ in parsed], [c for _, c in parsed]
 
@@ -427,8 +437,8 @@ def _flush_top_fields(
         for f in group:
             name = f.name
 
-            def where(k: int, name: str = name) -> str:
-                return f"{_doc_label(doc_ids[k])}, field {name}"
+            def where(k: int, name: str = name) -> tuple[Any, str]:
+                return doc_ids[k], name
 
             column = [doc.get(name) for doc in truth_docs]
             _check_truth_column(column, where)
@@ -487,7 +497,8 @@ class _ItemsField:
         if not isinstance(value, (list, tuple)):
             raise ValidationError(
                 f"{_doc_label(doc_id)}, field {self.name}: {side} must be a list of items "
-                f"(mappings); found {type(value).__name__} {value!r:.80}"
+                f"(mappings); found {type(value).__name__} {value!r:.80}",
+                doc_id=doc_id, field=self.name,
             )
         return value
 
@@ -523,7 +534,8 @@ class _ItemsField:
                     doc_id, i = locate(k)
                     raise ValidationError(
                         f"{_doc_label(doc_id)}, field {self.name}[{i}]: {side} item must be a "
-                        f"mapping of sub-fields; found {type(item).__name__} {item!r:.80}"
+                        f"mapping of sub-fields; found {type(item).__name__} {item!r:.80}",
+                        doc_id=doc_id, field=f"{self.name}[{i}]",
                     )
         sub_keys = self.sub_keys
         for k, item in enumerate(items):
@@ -537,7 +549,8 @@ class _ItemsField:
                 doc_id, i = locate(k)
                 raise ValidationError(
                     f"{_doc_label(doc_id)}, field {self.name}[{i}]: predicted sub-fields must be "
-                    f"defined by the schema (strict=True); found unknown {sorted(map(str, extra))}"
+                    f"defined by the schema (strict=True); found unknown {sorted(map(str, extra))}",
+                    doc_id=doc_id, field=f"{self.name}[{i}]",
                 )
             tally["unknown_fields"] += len(extra)
 
@@ -553,10 +566,11 @@ class _ItemsField:
         self._read(self.truth_items, "truth", locate_truth, tally, strict)
         self._read(self.pred_items, "predicted", locate_pred, tally, strict)
 
-        def where(locate: Callable[[int], tuple[Any, int]], sub: str) -> Callable[[int], str]:
-            def describe(j: int) -> str:
+        def where(locate: Callable[[int], tuple[Any, int]], sub: str
+                  ) -> Callable[[int], tuple[Any, str]]:
+            def describe(j: int) -> tuple[Any, str]:
                 doc_id, i = locate(j)
-                return f"{_doc_label(doc_id)}, field {self.name}[{i}].{sub}"
+                return doc_id, f"{self.name}[{i}].{sub}"
             return describe
 
         truth_cols, pred_cols, conf_cols = [], [], []
@@ -724,7 +738,8 @@ def score_documents(
         ...``): a document that is not a mapping, an Items value that is not a list, a truth
         value that is not a scalar, a malformed predicted leaf (confidence outside [0, 1],
         bad candidates list), a prediction for a doc id absent from truths, a repeated doc
-        id, no truth documents.
+        id, no truth documents. The same location is in the error's ``doc_id``, ``field``
+        and ``index`` (position in ``truths``) attributes.
 
     Notes
     -----
@@ -778,7 +793,7 @@ def score_documents(
     if stray:
         raise ValidationError(
             f"predictions doc ids must be doc ids of truths; found {len(stray)} absent from "
-            f"truths, first {stray[0]!r}"
+            f"truths, first {stray[0]!r}", doc_id=stray[0]
         )
     meta = _metadata_columns(metadata, doc_ids, doc_pos)
     signature = extraction_signature(schema, conventions)
@@ -806,28 +821,28 @@ def score_documents(
         if not isinstance(truth_doc, Mapping):
             raise ValidationError(
                 f"{_doc_label(doc_id)}: the truth document must be a mapping of field names to "
-                f"values; found {type(truth_doc).__name__}"
+                f"values; found {type(truth_doc).__name__}", doc_id=doc_id
             )
         pred_doc = pred_docs.get(doc_id, _ABSENT)
         if pred_doc is _ABSENT:
             if strict:
                 raise ValidationError(
                     f"{_doc_label(doc_id)}: every truth document must have a prediction "
-                    "(strict=True); found none"
+                    "(strict=True); found none", doc_id=doc_id
                 )
             tally["docs_missing_prediction"] += 1
             pred_doc = empty
         elif not isinstance(pred_doc, Mapping):
             raise ValidationError(
                 f"{_doc_label(doc_id)}: the predicted document must be a mapping of field names "
-                f"to leaves; found {type(pred_doc).__name__}"
+                f"to leaves; found {type(pred_doc).__name__}", doc_id=doc_id
             )
         if not pred_doc.keys() <= known:
             unknown = sorted(map(str, pred_doc.keys() - known))
             if strict:
                 raise ValidationError(
                     f"{_doc_label(doc_id)}: predicted fields must be defined by the schema "
-                    f"(strict=True); found unknown {unknown}"
+                    f"(strict=True); found unknown {unknown}", doc_id=doc_id
                 )
             tally["unknown_fields"] += len(unknown)
         if not truth_doc.keys() <= known:
@@ -1002,7 +1017,9 @@ def score_documents_iter(
     ValidationError
         As :func:`score_documents`, when the offending document's chunk is scored; a doc
         id repeated anywhere in the stream (naming both positions); an element that is not
-        a (doc_id, truth, prediction) triple; no documents at all.
+        a (doc_id, truth, prediction) triple; no documents at all. An error about one
+        triple has its position in ``pairs`` as its ``index`` attribute (for a repeated
+        doc id, the second position), besides ``doc_id`` and ``field`` when known.
 
     Notes
     -----
@@ -1069,8 +1086,14 @@ def _score_stream(
                 row = metadata(d)
                 if row is not None:
                     meta[d] = row
-        return score_documents(schema, truths, preds, metadata=meta or None, strict=strict,
-                               conventions=conventions)
+        try:
+            return score_documents(schema, truths, preds, metadata=meta or None,
+                                   strict=strict, conventions=conventions)
+        except ValidationError as exc:
+            if exc.doc_id is None:
+                raise
+            # the document's position in the stream, not in its chunk
+            raise exc.with_location(index=first_at.get(exc.doc_id)) from None
 
     chunk: list[tuple[Any, Any, Any]] = []
     position = -1
@@ -1078,21 +1101,24 @@ def _score_stream(
         if not isinstance(element, (tuple, list)) or len(element) != 3:
             raise ValidationError(
                 "pairs must be an iterable of (doc_id, truth, prediction) triples; found "
-                f"{type(element).__name__} {element!r:.80} at position {position}")
+                f"{type(element).__name__} {element!r:.80} at position {position}",
+                index=position)
         doc_id = element[0]
         try:
             earlier = first_at.get(doc_id)
         except TypeError:
             raise ValidationError(
-                f"pairs doc ids must be hashable; found {doc_id!r} at position {position}"
+                f"pairs doc ids must be hashable; found {doc_id!r} at position {position}",
+                index=position,
             ) from None
         if earlier is not None:
             raise ValidationError(
                 f"pairs must not repeat a doc id; found {doc_id!r} at positions {earlier} "
-                f"and {position}")
+                f"and {position}", doc_id=doc_id, index=position)
         if is_missing(doc_id):
             raise ValidationError(
-                f"pairs doc ids must not be missing; found {doc_id!r} at position {position}")
+                f"pairs doc ids must not be missing; found {doc_id!r} at position {position}",
+                index=position)
         first_at[doc_id] = position
         chunk.append((doc_id, element[1], element[2]))
         if len(chunk) == chunk_size:
@@ -1106,4 +1132,4 @@ def _score_stream(
         absent = [d for d in metadata if d not in first_at]
         raise ValidationError(
             f"metadata doc ids must be doc ids of pairs; found {len(absent)} absent from "
-            f"pairs, first {absent[0]!r}")
+            f"pairs, first {absent[0]!r}", doc_id=absent[0])

@@ -358,13 +358,14 @@ def _leaf_spec(field: Field, where: str) -> _Leaf:
             raise ValidationError(
                 f"conventions='stickler-1.0' compares text as stickler-eval's "
                 f"LevenshteinComparator, which keeps punctuation; found {where} with "
-                "Text(ignore_punctuation=True)")
+                "Text(ignore_punctuation=True)", field=where)
         return _Leaf("text", TEXT_THRESHOLD, field.weight)
     if type(comparator) is Number:
         if comparator.decimal != ".":
             raise ValidationError(
                 "conventions='stickler-1.0' reads numbers as stickler-eval does, with '.' as "
-                f"the decimal mark; found {where} with Number(decimal={comparator.decimal!r})")
+                f"the decimal mark; found {where} with Number(decimal={comparator.decimal!r})",
+                field=where)
         return _Leaf("number", _BINARY_THRESHOLD, field.weight,
                      rel_tol=comparator.rel_tol, abs_tol=comparator.abs_tol)
     if type(comparator) is Date:
@@ -372,7 +373,7 @@ def _leaf_spec(field: Field, where: str) -> _Leaf:
     raise ValidationError(
         "conventions='stickler-1.0' needs a Text, Number or Date comparator (stickler-eval's "
         f"Levenshtein, Numeric and Date comparators) for every field; found {where} with "
-        f"{comparator!r}")
+        f"{comparator!r}", field=where)
 
 
 # ------------------------------------------------------------------------- leaves
@@ -605,7 +606,8 @@ def _truth_value(value: Any, doc_id: Any, path: str) -> Any:
     try:
         _check_scalar(value, "truth value")
     except _LeafError as exc:
-        raise ValidationError(f"{_where(doc_id, path)}: {exc}") from None
+        raise ValidationError(f"{_where(doc_id, path)}: {exc}", doc_id=doc_id,
+                              field=path) from None
     return value
 
 
@@ -613,7 +615,8 @@ def _pred_value(leaf: Any, doc_id: Any, path: str) -> tuple[Any, float]:
     try:
         return _unwrap(leaf)
     except _LeafError as exc:
-        raise ValidationError(f"{_where(doc_id, path)}: {exc}") from None
+        raise ValidationError(f"{_where(doc_id, path)}: {exc}", doc_id=doc_id,
+                              field=path) from None
 
 
 def _item_list(value: Any, doc_id: Any, name: str, side: str) -> list[Any] | None:
@@ -622,12 +625,13 @@ def _item_list(value: Any, doc_id: Any, name: str, side: str) -> list[Any] | Non
     if not isinstance(value, (list, tuple)):
         raise ValidationError(
             f"doc {doc_id!r}, field {name}: {side} must be a list of items (mappings); found "
-            f"{type(value).__name__} {value!r:.80}")
+            f"{type(value).__name__} {value!r:.80}", doc_id=doc_id, field=name)
     for i, item in enumerate(value):
         if not isinstance(item, Mapping):
             raise ValidationError(
                 f"doc {doc_id!r}, field {name}[{i}]: {side} item must be a mapping of "
-                f"sub-fields; found {type(item).__name__} {item!r:.80}")
+                f"sub-fields; found {type(item).__name__} {item!r:.80}", doc_id=doc_id,
+                field=f"{name}[{i}]")
     return list(value)
 
 
@@ -648,7 +652,8 @@ def _score_items(
         if extra and strict:
             raise ValidationError(
                 f"doc {doc_id!r}, field {name}[{j}]: predicted sub-fields must be defined by "
-                f"the schema (strict=True); found unknown {sorted(map(str, extra))}")
+                f"the schema (strict=True); found unknown {sorted(map(str, extra))}",
+                doc_id=doc_id, field=f"{name}[{j}]")
         tally["unknown_fields"] += len(extra)
     if truth_items is None or pred_items is None:
         # An empty list on one side: the other side's items are counted whole.
@@ -712,24 +717,24 @@ def score(
         if not isinstance(truth_doc, Mapping):
             raise ValidationError(
                 f"doc {doc_id!r}: the truth document must be a mapping of field names to "
-                f"values; found {type(truth_doc).__name__}")
+                f"values; found {type(truth_doc).__name__}", doc_id=doc_id)
         pred_doc = pred_docs.get(doc_id, _ABSENT)
         if pred_doc is _ABSENT:
             if strict:
                 raise ValidationError(
                     f"doc {doc_id!r}: every truth document must have a prediction "
-                    "(strict=True); found none")
+                    "(strict=True); found none", doc_id=doc_id)
             tally["docs_missing_prediction"] += 1
             pred_doc = {}
         elif not isinstance(pred_doc, Mapping):
             raise ValidationError(
                 f"doc {doc_id!r}: the predicted document must be a mapping of field names to "
-                f"leaves; found {type(pred_doc).__name__}")
+                f"leaves; found {type(pred_doc).__name__}", doc_id=doc_id)
         unknown = pred_doc.keys() - known
         if unknown and strict:
             raise ValidationError(
                 f"doc {doc_id!r}: predicted fields must be defined by the schema "
-                f"(strict=True); found unknown {sorted(map(str, unknown))}")
+                f"(strict=True); found unknown {sorted(map(str, unknown))}", doc_id=doc_id)
         tally["unknown_fields"] += len(unknown)
         tally["unscored_truth_fields"] += len(truth_doc.keys() - known)
         for name, spec, leaf in fields:

@@ -18,7 +18,7 @@ import tempfile
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -54,6 +54,22 @@ _VALUE_COLUMNS = ("truth", "prediction")
 
 
 # ---------------------------------------------------------------------------- documents
+class _Where(NamedTuple):
+    """Where a document was read: a file and, for JSONL, the line. Its text starts the
+    messages (``truth.jsonl, line 17``); its fields are the errors' ``source`` and ``line``."""
+
+    source: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return self.source if self.line is None else f"{self.source}, line {self.line}"
+
+
+def _invalid(where: _Where, rule: str, **location: Any) -> ValidationError:
+    """The error ``"<where>: <rule>"``, its location also in the attributes."""
+    return ValidationError(f"{where}: {rule}", source=where.source, line=where.line, **location)
+
+
 def _open_text(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, line) of a text file, gunzipped when the name ends in .gz."""
     opener = gzip.open if path.name.endswith(".gz") else open
@@ -63,20 +79,19 @@ def _open_text(path: Path) -> Iterator[tuple[int, str]]:
                 try:
                     yield number, raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise ValidationError(
-                        f"{path}, line {number}: must be UTF-8 text; found an undecodable byte "
-                        f"at position {exc.start}") from None
+                    raise _invalid(
+                        _Where(str(path), number), "must be UTF-8 text; found an undecodable "
+                        f"byte at position {exc.start}") from None
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise ValidationError(f"{path}: must be a readable gzip file; found {exc}") from None
+        raise _invalid(_Where(str(path)), f"must be a readable gzip file; found {exc}") from None
 
 
-def _check_doc_id(doc_id: Any, where: str) -> None:
+def _check_doc_id(doc_id: Any, where: _Where) -> None:
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or is_missing(doc_id):
-        raise ValidationError(
-            f"{where}: doc_id must be a non-empty string or an integer; found {doc_id!r}")
+        raise _invalid(where, f"doc_id must be a non-empty string or an integer; found {doc_id!r}")
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[Any, dict[str, Any], str]]:
+def _iter_jsonl(path: Path) -> Iterator[tuple[Any, dict[str, Any], _Where]]:
     """(doc_id, document, where) per non-blank line, read one line at a time.
 
     Repeated doc ids are not checked here: the callers keep the set of ids (whole-file
@@ -86,48 +101,48 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[Any, dict[str, Any], str]]:
 
 
 def _iter_lines(path: Path, lines: Iterable[tuple[int, str]]
-                ) -> Iterator[tuple[Any, dict[str, Any], str]]:
+                ) -> Iterator[tuple[Any, dict[str, Any], _Where]]:
     hint = (" (a .json file is read as JSONL, one document per line; for one JSON file per "
             "document, give their folder)") if path.suffix == ".json" else ""
     for number, line in lines:
         if not line.strip():
             continue  # blank lines carry no data
-        where = f"{path}, line {number}"
+        where = _Where(str(path), number)
         try:
             record = json.loads(line.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
-            raise ValidationError(
-                f"{where}: must be valid JSON; found an error at column {exc.pos + 1}: "
+            raise _invalid(
+                where, f"must be valid JSON; found an error at column {exc.pos + 1}: "
                 f"{exc.msg}{hint}") from None
         if not isinstance(record, dict) or record.keys() != _DOCUMENT_KEYS:
             found = (f"keys {sorted(record)}" if isinstance(record, dict)
                      else f"a JSON {type(record).__name__}")
-            raise ValidationError(
-                f'{where}: must be an object with exactly the keys "doc_id" and "document"; '
+            raise _invalid(
+                where, 'must be an object with exactly the keys "doc_id" and "document"; '
                 f"found {found}{hint}")
         doc_id, document = record["doc_id"], record["document"]
         _check_doc_id(doc_id, where)
         if not isinstance(document, dict):
-            raise ValidationError(
-                f"{where}: document must be a JSON object of field names to values; found a "
-                f"JSON {type(document).__name__}")
+            raise _invalid(
+                where, "document must be a JSON object of field names to values; found a "
+                f"JSON {type(document).__name__}", doc_id=doc_id)
         yield doc_id, document, where
 
 
-def _read_jsonl(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
+def _read_jsonl(path: Path) -> tuple[dict[Any, Any], dict[Any, _Where]]:
     documents: dict[Any, Any] = {}
-    where_of: dict[Any, str] = {}
+    where_of: dict[Any, _Where] = {}
     for doc_id, document, where in _iter_jsonl(path):
         if doc_id in documents:
-            raise ValidationError(
-                f"{where}: doc_id must be unique; found {doc_id!r} again (first at "
-                f"{where_of[doc_id].rsplit(', ', 1)[-1]})")
+            raise _invalid(
+                where, f"doc_id must be unique; found {doc_id!r} again (first at line "
+                f"{where_of[doc_id].line})", doc_id=doc_id)
         documents[doc_id] = document
         where_of[doc_id] = where
     return documents, where_of
 
 
-def _iter_folder(path: Path) -> Iterator[tuple[Any, dict[str, Any], str]]:
+def _iter_folder(path: Path) -> Iterator[tuple[Any, dict[str, Any], _Where]]:
     """(doc_id, document, where) per ``<doc_id>.json`` file, in sorted file-name order."""
     # The listing is checked first so that a stray entry fails before any document is used.
     return _iter_folder_files(path, _folder_entries(path))
@@ -137,55 +152,59 @@ def _folder_entries(path: Path) -> list[Path]:
     entries = sorted(p for p in path.iterdir() if not p.name.startswith("."))
     others = [p.name for p in entries if not (p.is_file() and p.suffix == ".json")]
     if others:
-        raise ValidationError(
-            f"{path}: a folder of documents must hold only <doc_id>.json files (hidden files "
-            f"aside); found {len(others)} other entries, first {others[0]!r}")
+        raise _invalid(
+            _Where(str(path)), "a folder of documents must hold only <doc_id>.json files "
+            f"(hidden files aside); found {len(others)} other entries, first {others[0]!r}")
     return entries
 
 
-def _iter_folder_names(path: Path) -> Iterator[tuple[Any, None, str]]:
+def _iter_folder_names(path: Path) -> Iterator[tuple[Any, None, _Where]]:
     for file in _folder_entries(path):
-        yield file.stem, None, str(file)
+        yield file.stem, None, _Where(str(file))
 
 
 def _iter_folder_files(path: Path, entries: Iterable[Path]
-                       ) -> Iterator[tuple[Any, dict[str, Any], str]]:
+                       ) -> Iterator[tuple[Any, dict[str, Any], _Where]]:
     for file in entries:
+        where = _Where(str(file))
         try:
             document = json.loads(file.read_bytes().decode("utf-8"))
         except UnicodeDecodeError as exc:
-            raise ValidationError(
-                f"{file}: must be UTF-8 text; found an undecodable byte at position "
-                f"{exc.start}") from None
+            raise _invalid(
+                where, f"must be UTF-8 text; found an undecodable byte at position "
+                f"{exc.start}", doc_id=file.stem) from None
         except json.JSONDecodeError as exc:
+            # the message keeps "file: ... at line L, column C"; the attribute has the line
             raise ValidationError(
                 f"{file}: must be valid JSON; found an error at line {exc.lineno}, column "
-                f"{exc.colno}: {exc.msg}") from None
+                f"{exc.colno}: {exc.msg}", source=str(file), line=exc.lineno,
+                doc_id=file.stem) from None
         if not isinstance(document, dict):
-            raise ValidationError(
-                f"{file}: must hold one JSON object (the document); found a JSON "
-                f"{type(document).__name__}")
-        yield file.stem, document, str(file)
+            raise _invalid(
+                where, "must hold one JSON object (the document); found a JSON "
+                f"{type(document).__name__}", doc_id=file.stem)
+        yield file.stem, document, where
 
 
-def _read_folder(path: Path) -> tuple[dict[Any, Any], dict[Any, str]]:
+def _read_folder(path: Path) -> tuple[dict[Any, Any], dict[Any, _Where]]:
     documents: dict[Any, Any] = {}
-    where_of: dict[Any, str] = {}
+    where_of: dict[Any, _Where] = {}
     for doc_id, document, where in _iter_folder(path):
         documents[doc_id] = document
         where_of[doc_id] = where
     return documents, where_of
 
 
-def _iter_documents(path: str | os.PathLike[str]) -> Iterator[tuple[Any, dict[str, Any], str]]:
+def _iter_documents(path: str | os.PathLike[str]
+                    ) -> Iterator[tuple[Any, dict[str, Any], _Where]]:
     path = Path(path)
     if path.is_dir():
         yield from _iter_folder(path)
     elif path.is_file():
         yield from _iter_jsonl(path)
     else:
-        raise ValidationError(f"{path}: must be a JSONL file or a folder of JSON files; "
-                              "found nothing at that path")
+        raise _invalid(_Where(str(path)), "must be a JSONL file or a folder of JSON files; "
+                       "found nothing at that path")
 
 
 def iter_documents(path: str | os.PathLike[str]) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -220,7 +239,8 @@ def iter_documents(path: str | os.PathLike[str]) -> Iterator[tuple[Any, dict[str
         yield doc_id, document
 
 
-def _read_documents(path: str | os.PathLike[str]) -> tuple[dict[Any, Any], dict[Any, str]]:
+def _read_documents(path: str | os.PathLike[str]
+                    ) -> tuple[dict[Any, Any], dict[Any, _Where]]:
     """Documents by doc id, and where each was read (file and line) for messages."""
     path = Path(path)
     if path.is_dir():
@@ -228,10 +248,10 @@ def _read_documents(path: str | os.PathLike[str]) -> tuple[dict[Any, Any], dict[
     elif path.is_file():
         documents, where_of = _read_jsonl(path)
     else:
-        raise ValidationError(f"{path}: must be a JSONL file or a folder of JSON files; "
-                              "found nothing at that path")
+        raise _invalid(_Where(str(path)), "must be a JSONL file or a folder of JSON files; "
+                       "found nothing at that path")
     if not documents:
-        raise ValidationError(f"{path}: must contain at least one document; found none")
+        raise _invalid(_Where(str(path)), "must contain at least one document; found none")
     return documents, where_of
 
 
@@ -257,7 +277,9 @@ def read_documents(path: str | os.PathLike[str]) -> dict[Any, dict[str, Any]]:
     ValidationError
         Naming the file and line: invalid JSON, a line that is not an object with exactly
         the keys ``doc_id`` and ``document``, a doc id that is not a non-empty string or an
-        integer, a repeated doc id, a document that is not an object, no documents.
+        integer, a repeated doc id, a document that is not an object, no documents. The
+        error's ``source`` and ``line`` attributes say the same (and ``doc_id`` once the
+        line's doc id is known).
 
     Examples
     --------
@@ -311,9 +333,9 @@ class _PredictionIndex:
                 continue
             doc_id, _ = self._parse(raw, number)
             if doc_id in self.entries:
-                raise ValidationError(
-                    f"{path}, line {number}: doc_id must be unique; found {doc_id!r} again "
-                    f"(first at line {self.entries[doc_id][1]})")
+                raise _invalid(
+                    _Where(str(path), number), f"doc_id must be unique; found {doc_id!r} again "
+                    f"(first at line {self.entries[doc_id][1]})", doc_id=doc_id)
             self.entries[doc_id] = (start, number, ordinal)
             ordinal += 1
         self.used = bytearray(ordinal)
@@ -323,13 +345,13 @@ class _PredictionIndex:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ValidationError(
-                f"{self.path}, line {number}: must be UTF-8 text; found an undecodable byte "
-                f"at position {exc.start}") from None
+            raise _invalid(
+                _Where(str(self.path), number), "must be UTF-8 text; found an undecodable "
+                f"byte at position {exc.start}") from None
         doc_id, document, _ = next(_iter_lines(self.path, [(number, line)]))
         return doc_id, document
 
-    def get(self, doc_id: Any) -> tuple[dict[str, Any], str] | None:
+    def get(self, doc_id: Any) -> tuple[dict[str, Any], _Where] | None:
         """The document and where it was read, or None when the file has no such id."""
         entry = self.entries.get(doc_id)
         if entry is None:
@@ -338,9 +360,9 @@ class _PredictionIndex:
         self.used[ordinal] = 1
         if self.folder:
             file = self.path / f"{doc_id}.json"
-            return next(_iter_folder_files(self.path, [file]))[1], str(file)
+            return next(_iter_folder_files(self.path, [file]))[1], _Where(str(file))
         self._fh.seek(offset)
-        return self._parse(self._fh.readline(), number)[1], f"{self.path}, line {number}"
+        return self._parse(self._fh.readline(), number)[1], _Where(str(self.path), number)
 
     def unused(self, consumed: int) -> tuple[int, Any, int]:
         """How many records past the ``consumed`` read in order were never fetched, and the
@@ -358,9 +380,18 @@ class _PredictionIndex:
             self._fh.close()
 
 
+class _Read(NamedTuple):
+    """Where :func:`_paired_documents` read a document: its truth, its prediction (None
+    without one), and its position among the truth documents (0-based)."""
+
+    truth: _Where
+    prediction: _Where | None
+    ordinal: int
+
+
 def _paired_documents(
     truth_path: str | os.PathLike[str], pred_path: str | os.PathLike[str],
-    recent: dict[Any, tuple[str, str | None]] | None = None, keep: int = 10_000,
+    recent: dict[Any, _Read] | None = None, keep: int = 10_000,
 ) -> Iterator[tuple[Any, dict[str, Any], dict[str, Any] | None]]:
     """(doc_id, truth, prediction or None) for every truth document, streaming both files.
 
@@ -368,22 +399,29 @@ def _paired_documents(
     one document of each file in memory. At the first out-of-order or absent prediction,
     the prediction file is indexed (:class:`_PredictionIndex`) and read by seeking; the
     documents read in lockstep so far stay valid. A prediction whose doc id is not in the
-    truth (or is repeated) is an error naming its file and line.
+    truth (or is repeated) is an error naming its file and line, and so are a truth file
+    without documents and a truth doc id repeated within the last ``keep`` documents (one
+    repeated further apart is the scorer's to find: it keeps every id, this keeps a window).
 
-    ``recent``, when given, receives doc_id -> (truth location, prediction location) of the
-    last ``keep`` documents, so that a scoring error can say where its document was read.
+    ``recent``, when given, receives doc_id -> :class:`_Read` of the last ``keep``
+    documents, so that a scoring error about a doc id can say where its document was read.
     """
+    recent = {} if recent is None else recent
     truth_path, pred_path = Path(truth_path), Path(pred_path)
     preds = _iter_documents(pred_path)
     pending = next(preds, None)
     consumed = 0  # prediction records paired in lockstep, read in file order
     index: _PredictionIndex | None = None
-    seen_truth = False
+    ordinal = -1
     try:
-        for doc_id, truth, t_where in _iter_documents(truth_path):
-            seen_truth = True
+        for ordinal, (doc_id, truth, t_where) in enumerate(_iter_documents(truth_path)):
+            if doc_id in recent:
+                raise _invalid(
+                    t_where, f"doc_id must be unique; found {doc_id!r} again (first as "
+                    f"document {recent[doc_id].ordinal + 1} of {truth_path.name})",
+                    doc_id=doc_id, index=ordinal)
             pred: dict[str, Any] | None = None
-            p_where: str | None = None
+            p_where: _Where | None = None
             if index is None and pending is not None and pending[0] == doc_id:
                 _, pred, p_where = pending
                 pending = next(preds, None)
@@ -394,21 +432,23 @@ def _paired_documents(
                 hit = index.get(doc_id)
                 if hit is not None:
                     pred, p_where = hit
-            if recent is not None:
-                recent[doc_id] = (t_where, p_where)
-                if len(recent) > keep:
-                    del recent[next(iter(recent))]
+            recent[doc_id] = _Read(t_where, p_where, ordinal)
+            if len(recent) > keep:
+                del recent[next(iter(recent))]
             yield doc_id, truth, pred
-        if index is None and pending is not None and seen_truth:
+        if ordinal < 0:
+            raise _invalid(_Where(str(truth_path)), "must hold at least one document; found none")
+        if index is None and pending is not None:
             # Left over after lockstep pairing: strays or repeats; the index tells which.
             index = _PredictionIndex(pred_path)
         if index is not None:
             count, stray, line = index.unused(consumed)
             if count:
-                where = f"{pred_path}, line {line}" if line else f"{pred_path / f'{stray}.json'}"
-                raise ValidationError(
-                    f"{where}: every predicted doc_id must be in the truth ({truth_path}); "
-                    f"found {count} that are not, first {stray!r}")
+                where = (_Where(str(pred_path), line) if line
+                         else _Where(str(pred_path / f"{stray}.json")))
+                raise _invalid(
+                    where, f"every predicted doc_id must be in the truth ({truth_path}); "
+                    f"found {count} that are not, first {stray!r}", doc_id=stray)
     finally:
         if index is not None:
             index.close()
@@ -460,7 +500,7 @@ class _ChunkWriter:
             except ImportError:
                 raise ValidationError(
                     f"{self.path}: writing Parquet needs pyarrow; found it not installed (pip "
-                    "install 'confcal[cli]', or write .csv)") from None
+                    "install 'confcal[cli]', or write .csv)", source=self.path) from None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
                                    dir=self.path.parent)
@@ -477,7 +517,7 @@ class _ChunkWriter:
         elif list(frame.columns) != self._columns:
             raise ValidationError(
                 f"{self.path}: every chunk must have the columns of the first "
-                f"{self._columns}; found {list(frame.columns)}")
+                f"{self._columns}; found {list(frame.columns)}", source=self.path)
         if self.suffix == ".parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -512,7 +552,8 @@ class _ChunkWriter:
     def close(self) -> Path:
         if self._writer is None:
             self.abort()
-            raise ValidationError(f"{self.path}: nothing to write; found no rows")
+            raise ValidationError(f"{self.path}: nothing to write; found no rows",
+                                  source=self.path)
         self._writer.close()
         os.chmod(self.tmp, new_file_mode())  # mkstemp makes 0600; follow the umask
         os.replace(self.tmp, self.path)
@@ -564,7 +605,7 @@ def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path
         except ImportError:
             raise ValidationError(
                 f"{path}: writing Parquet needs pyarrow; found it not installed (pip install "
-                "'confcal[cli]', or write .csv)") from None
+                "'confcal[cli]', or write .csv)", source=path) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -588,9 +629,10 @@ def _existing_entity_table(path: str | os.PathLike[str]) -> tuple[Path, str]:
     if suffix not in ENTITY_FORMATS:
         raise ValidationError(
             f"{path}: an entity table must end in one of {', '.join(ENTITY_FORMATS)}; "
-            f"found {path.name!r}")
+            f"found {path.name!r}", source=path)
     if not path.is_file():
-        raise ValidationError(f"{path}: must be an entity table file; found nothing there")
+        raise ValidationError(f"{path}: must be an entity table file; found nothing there",
+                              source=path)
     return path, suffix
 
 
@@ -599,7 +641,8 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     The columns of :data:`REQUIRED_ENTITY_COLUMNS` must be present and valid (see
     :func:`check_entities`); errors name the file, the column and the first offending
-    line (CSV, counting the header as line 1) or row (Parquet, 0-based).
+    line (CSV, counting the header as line 1) or row (Parquet, 0-based), in the message
+    and in the ``source`` and ``line`` (CSV) or ``index`` (Parquet) attributes.
 
     Returns
     -------
@@ -629,7 +672,7 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
             except ImportError:
                 raise ValidationError(
                     f"{path}: reading Parquet needs pyarrow; found it not installed (pip "
-                    "install 'confcal[cli]')") from None
+                    "install 'confcal[cli]')", source=path) from None
             row, offset = "row", 0
         else:
             # only an empty cell is missing: the texts "NA", "None" or "null" are values
@@ -639,12 +682,16 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
     except ValidationError:
         raise
     except (ValueError, OSError, EOFError, zlib.error) as exc:
-        raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}") from None
+        raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}",
+                              source=path) from None
     for column in ("field", "outcome"):
         if column in frame and isinstance(frame[column].dtype, pd.CategoricalDtype):
             frame[column] = frame[column].astype(object)
     frame = frame.reset_index(drop=True)
-    return check_entities(frame, name=str(path), row=row, offset=offset)
+    try:
+        return check_entities(frame, name=str(path), row=row, offset=offset)
+    except ValidationError as exc:
+        raise exc.with_location(source=path) from None
 
 
 def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None,
@@ -692,14 +739,14 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
             except ImportError:
                 raise ValidationError(
                     f"{path}: reading Parquet needs pyarrow; found it not installed (pip "
-                    "install 'confcal[cli]')") from None
+                    "install 'confcal[cli]')", source=path) from None
             parquet = pq.ParquetFile(path)
             names = parquet.schema_arrow.names
             absent = [c for c in (wanted or []) if c not in names]
             if absent:
                 raise ValidationError(
                     f"{path} must have the columns {wanted}; found {len(absent)} missing: "
-                    f"{absent}")
+                    f"{absent}", source=path)
             attrs = json.loads((parquet.schema_arrow.metadata or {}).get(b"PANDAS_ATTRS", b"{}"))
             signature = attrs.get(SIGNATURE_ATTR) if isinstance(attrs, dict) else None
 
@@ -725,10 +772,11 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
             frame = frame.reset_index(drop=True)
             yield check_entities(frame, name=str(path), row=row, offset=base + seen)
             seen += len(frame)
-    except ValidationError:
-        raise
+    except ValidationError as exc:
+        raise exc.with_location(source=path) from None
     except (ValueError, OSError, EOFError, zlib.error) as exc:
-        raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}") from None
+        raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}",
+                              source=path) from None
 
 
 def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:
@@ -738,6 +786,12 @@ def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:
         value = value.item()
     noun = "value" if bad.size == 1 else "values"
     return f"found {bad.size} {noun} breaking it, first on {row} {int(bad[0]) + offset} ({value!r})"
+
+
+def _first_at(mask: np.ndarray, row: str, offset: int, column: str) -> dict[str, Any]:
+    """The location attributes of the row :func:`_first` names: a CSV line, else a row."""
+    number = int(np.flatnonzero(mask)[0]) + offset
+    return {"line" if row == "line" else "index": number, "field": column}
 
 
 def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
@@ -756,7 +810,9 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
         What to call the table in messages (a file name).
     row, offset : str, int
         How rows are named in messages: ``row 0`` by default, ``line 2`` for the first data
-        row of a CSV file (``row="line", offset=2``).
+        row of a CSV file (``row="line", offset=2``). The error's ``field`` attribute is the
+        column, and ``line`` (with ``row="line"``) or else ``index`` the first offending
+        row as the message numbers it.
 
     Examples
     --------
@@ -786,13 +842,14 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
     bad = np.fromiter((is_missing(v) for v in doc_id), dtype=bool, count=len(doc_id))
     if bad.any():
         raise ValidationError(
-            f"{name}: column doc_id must not be empty; {_first(bad, doc_id, row, offset)}")
+            f"{name}: column doc_id must not be empty; {_first(bad, doc_id, row, offset)}",
+            **_first_at(bad, row, offset, "doc_id"))
     outcome = frame["outcome"].astype(object).to_numpy()
     bad = ~np.isin(outcome, np.array(OUTCOMES, dtype=object))
     if bad.any():
         raise ValidationError(
             f"{name}: column outcome must be one of {', '.join(OUTCOMES)}; "
-            f"{_first(bad, outcome, row, offset)}")
+            f"{_first(bad, outcome, row, offset)}", **_first_at(bad, row, offset, "outcome"))
     correct = frame["correct"].to_numpy()
     if correct.dtype != bool:
         numeric = pd.to_numeric(frame["correct"], errors="coerce").to_numpy(dtype=float)
@@ -800,13 +857,13 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
         if bad.any():
             raise ValidationError(
                 f"{name}: column correct must be true/false (or 1/0); "
-                f"{_first(bad, correct, row, offset)}")
+                f"{_first(bad, correct, row, offset)}", **_first_at(bad, row, offset, "correct"))
         correct = numeric == 1
     bad = correct != np.isin(outcome, np.array(["TP", "TN"], dtype=object))
     if bad.any():
         raise ValidationError(
             f"{name}: column correct must be true exactly for TP and TN outcomes; "
-            f"{_first(bad, correct, row, offset)}")
+            f"{_first(bad, correct, row, offset)}", **_first_at(bad, row, offset, "correct"))
     checks = (
         ("confidence", "must be empty or within [0, 1]", True, lambda x: (x >= 0) & (x <= 1)),
         ("similarity", "must be within [0, 1]", False, lambda x: (x >= 0) & (x <= 1)),
@@ -821,7 +878,8 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
         if not good.all():
             raise ValidationError(
                 f"{name}: column {column} {rule}; "
-                f"{_first(~good, raw.to_numpy(dtype=object), row, offset)}")
+                f"{_first(~good, raw.to_numpy(dtype=object), row, offset)}",
+                **_first_at(~good, row, offset, column))
         numbers[column] = values
     out = frame.copy(deep=False)
     out["correct"] = correct

@@ -46,7 +46,15 @@ class Prediction(NamedTuple):
 
 
 class _LeafError(Exception):
-    """A malformed leaf; the caller adds where it was (doc id and field path)."""
+    """A malformed leaf; the caller adds where it was (doc id and field path).
+
+    ``part`` is the path of the offending part inside the leaf (``confidence``,
+    ``candidates[1].probability``), None when it is the leaf itself.
+    """
+
+    def __init__(self, message: str, part: str | None = None) -> None:
+        super().__init__(message)
+        self.part = part
 
 
 def _describe(value: Any) -> str:
@@ -55,7 +63,7 @@ def _describe(value: Any) -> str:
     return repr(value)
 
 
-def _check_scalar(value: Any, what: str) -> None:
+def _check_scalar(value: Any, what: str, part: str | None = None) -> None:
     if type(value) in _FAST_SCALARS:
         return
     if isinstance(value, _SCALARS) and not isinstance(value, np.ndarray):
@@ -63,41 +71,44 @@ def _check_scalar(value: Any, what: str) -> None:
     if is_missing(value):
         return
     raise _LeafError(
-        f"{what} must be a string, number, bool, date or missing; found {_describe(value)}"
+        f"{what} must be a string, number, bool, date or missing; found {_describe(value)}",
+        part,
     )
 
 
 def _check_probability(value: Any, what: str) -> float:
+    # ``what`` is also the part's path in the leaf ("confidence", "candidates[0].probability")
     if isinstance(value, (bool, np.bool_)) or not isinstance(
         value, (int, float, np.integer, np.floating)
     ):
-        raise _LeafError(f"{what} must be a number within [0, 1]; found {_describe(value)}")
+        raise _LeafError(f"{what} must be a number within [0, 1]; found {_describe(value)}", what)
     p = float(value)
     if not 0.0 <= p <= 1.0:  # False for NaN as well
-        raise _LeafError(f"{what} must be a number within [0, 1]; found {value!r}")
+        raise _LeafError(f"{what} must be a number within [0, 1]; found {value!r}", what)
     return p
 
 
 def _best_candidate(candidates: Any) -> tuple[Any, float]:
     if not isinstance(candidates, (list, tuple)):
-        raise _LeafError(f"candidates must be a list of {{value, probability}}; found {_describe(candidates)}")
+        raise _LeafError(f"candidates must be a list of {{value, probability}}; found {_describe(candidates)}",
+                         "candidates")
     if len(candidates) == 0:
-        raise _LeafError("candidates must not be empty; found 0 candidates")
+        raise _LeafError("candidates must not be empty; found 0 candidates", "candidates")
     best_value: Any = None
     best_p = -1.0
     for i, cand in enumerate(candidates):
         if not isinstance(cand, Mapping):
             raise _LeafError(
                 f"candidates[{i}] must be a mapping with keys 'value' and 'probability'; "
-                f"found {_describe(cand)}"
+                f"found {_describe(cand)}", f"candidates[{i}]"
             )
         if cand.keys() != _CANDIDATE_KEYS:
             raise _LeafError(
                 f"candidates[{i}] must have exactly the keys 'probability', 'value'; "
-                f"found {sorted(map(str, cand))}"
+                f"found {sorted(map(str, cand))}", f"candidates[{i}]"
             )
         value = cand["value"]
-        _check_scalar(value, f"candidates[{i}].value")
+        _check_scalar(value, f"candidates[{i}].value", f"candidates[{i}].value")
         p = _check_probability(cand["probability"], f"candidates[{i}].probability")
         if p > best_p:  # strict: among equal probabilities the first listed wins
             best_value, best_p = value, p
@@ -132,7 +143,7 @@ def _unwrap(leaf: Any) -> tuple[Any, float]:
                     f"keys {sorted(map(str, leaf))}"
                 )
             value = leaf["value"]
-            _check_scalar(value, "value")
+            _check_scalar(value, "value", "value")
             confidence = leaf.get("confidence")
             if confidence is None:
                 return value, _NAN
@@ -162,7 +173,9 @@ def parse_prediction(leaf: Any) -> Prediction:
     Raises
     ------
     ValidationError
-        If the leaf is malformed (module docstring).
+        If the leaf is malformed (module docstring); its ``field`` attribute is the
+        offending part of the leaf (``confidence``, ``candidates[1].probability``), None
+        when it is the leaf as a whole.
 
     Examples
     --------
@@ -182,5 +195,5 @@ def parse_prediction(leaf: Any) -> Prediction:
     try:
         value, confidence = _unwrap(leaf)
     except _LeafError as exc:
-        raise ValidationError(f"prediction: {exc}") from None
+        raise ValidationError(f"prediction: {exc}", field=exc.part) from None
     return Prediction(value, None if math.isnan(confidence) else confidence)

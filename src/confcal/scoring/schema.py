@@ -323,39 +323,54 @@ class Schema:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Schema:
-        """Read a schema written by :meth:`to_dict`; every key is checked (typos raise)."""
+        """Read a schema written by :meth:`to_dict`; every key is checked (typos raise).
+
+        A :class:`~confcal.exceptions.ValidationError` names the JSON path
+        (``schema.fields.Agency.kind must be ...``); its ``field`` attribute holds the path
+        within the schema object (``fields.Agency.kind``; None for the object itself).
+        """
         where = "schema"
         _check_keys(data, where, required={"fields"}, optional={"format", "version", "name"})
         if data.get("format", _FORMAT) != _FORMAT:
-            raise ValidationError(f"{where}.format must be {_FORMAT!r}; found {data['format']!r}")
+            raise ValidationError(f"{where}.format must be {_FORMAT!r}; found {data['format']!r}",
+                                  field="format")
         if data.get("version", _VERSION) != _VERSION:
-            raise ValidationError(f"{where}.version must be {_VERSION}; found {data['version']!r}")
+            raise ValidationError(f"{where}.version must be {_VERSION}; found {data['version']!r}",
+                                  field="version")
         raw = data["fields"]
         if not isinstance(raw, Mapping):
-            raise ValidationError(f"{where}.fields must be an object; found {raw!r}")
+            raise ValidationError(f"{where}.fields must be an object; found {raw!r}",
+                                  field="fields")
         out: dict[str, Field | Items] = {}
         for name, spec in raw.items():
             path = f"{where}.fields.{name}"
             if not isinstance(spec, Mapping):
-                raise ValidationError(f"{path} must be an object; found {spec!r}")
+                raise ValidationError(f"{path} must be an object; found {spec!r}",
+                                      field=_field_path(path))
             kind = spec.get("kind")
             if kind == "field":
                 out[name] = _field_from_dict(spec, path)
             elif kind == "items":
                 out[name] = _items_from_dict(spec, path)
             else:
-                raise ValidationError(f"{path}.kind must be one of 'field', 'items'; found {kind!r}")
+                raise ValidationError(f"{path}.kind must be one of 'field', 'items'; found {kind!r}",
+                                      field=_field_path(f"{path}.kind"))
         return _wrap(lambda: cls(out, name=data.get("name")), where)
 
     @classmethod
     def from_json(cls, text: str) -> Schema:
-        """Read a schema written by :meth:`to_json`."""
+        """Read a schema written by :meth:`to_json`.
+
+        Errors are those of :meth:`from_dict`; invalid JSON has the ``line`` attribute set
+        (the line of ``text``).
+        """
         if not isinstance(text, (str, bytes, bytearray)):
             raise ValidationError(f"text must be a JSON string; found {type(text).__name__}")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValidationError(f"text must be valid JSON; found an error: {exc}") from None
+            raise ValidationError(f"text must be valid JSON; found an error: {exc}",
+                                  line=exc.lineno) from None
         if not isinstance(data, Mapping):
             raise ValidationError(f"schema must be a JSON object; found {type(data).__name__}")
         return cls.from_dict(data)
@@ -390,22 +405,30 @@ def _leaf_descriptions(description: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _field_path(where: str) -> str | None:
+    """The ``field`` of an error at a JSON path this module built: ``schema.fields.Agency``
+    -> ``fields.Agency``, relative to the schema object (None for the object itself)."""
+    return where.split(".", 1)[1] if "." in where else None
+
+
 def _wrap(build: Any, where: str) -> Any:
     """Run a constructor, prefixing its validation message with the JSON path."""
     try:
         return build()
     except ValidationError as exc:
-        raise ValidationError(f"{where}: {exc}") from None
+        raise ValidationError(f"{where}: {exc}", field=_field_path(where)) from None
 
 
 def _check_keys(data: Mapping[str, Any], where: str, *, required: set[str], optional: set[str]) -> None:
     missing = sorted(required - set(data))
     if missing:
-        raise ValidationError(f"{where} must have the keys {missing}; found {sorted(data)}")
+        raise ValidationError(f"{where} must have the keys {missing}; found {sorted(data)}",
+                              field=_field_path(where))
     unknown = sorted(set(data) - required - optional)
     if unknown:
         allowed = sorted(required | optional)
-        raise ValidationError(f"{where} keys must be among {allowed}; found unknown {unknown}")
+        raise ValidationError(f"{where} keys must be among {allowed}; found unknown {unknown}",
+                              field=_field_path(where))
 
 
 def _comparator_to_dict(field_name: str, comparator: Any) -> dict[str, Any]:
@@ -439,11 +462,13 @@ def _items_to_dict(name: str, spec: Items) -> dict[str, Any]:
 
 def _comparator_from_dict(data: Any, where: str) -> Any:
     if not isinstance(data, Mapping):
-        raise ValidationError(f"{where} must be an object; found {data!r}")
+        raise ValidationError(f"{where} must be an object; found {data!r}",
+                              field=_field_path(where))
     kind = data.get("type")
     if kind not in _COMPARATOR_TYPES:
         raise ValidationError(
-            f"{where}.type must be one of {', '.join(map(repr, _COMPARATOR_TYPES))}; found {kind!r}"
+            f"{where}.type must be one of {', '.join(map(repr, _COMPARATOR_TYPES))}; found {kind!r}",
+            field=_field_path(f"{where}.type"),
         )
     cls = _COMPARATOR_TYPES[kind]
     params = {k: v for k, v in data.items() if k != "type"}
@@ -451,7 +476,8 @@ def _comparator_from_dict(data: Any, where: str) -> Any:
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise ValidationError(
-            f"{where} parameters of {kind} must be among {sorted(allowed)}; found unknown {unknown}"
+            f"{where} parameters of {kind} must be among {sorted(allowed)}; found unknown {unknown}",
+            field=_field_path(where),
         )
     return _wrap(lambda: cls(**params), where)
 
@@ -467,14 +493,17 @@ def _items_from_dict(data: Mapping[str, Any], where: str) -> Items:
     _check_keys(data, where, required={"kind", "fields"}, optional={"match_threshold", "weight"})
     raw = data["fields"]
     if not isinstance(raw, Mapping):
-        raise ValidationError(f"{where}.fields must be an object; found {raw!r}")
+        raise ValidationError(f"{where}.fields must be an object; found {raw!r}",
+                              field=_field_path(f"{where}.fields"))
     subs: dict[str, Field] = {}
     for sub, spec in raw.items():
         path = f"{where}.fields.{sub}"
         if not isinstance(spec, Mapping):
-            raise ValidationError(f"{path} must be an object; found {spec!r}")
+            raise ValidationError(f"{path} must be an object; found {spec!r}",
+                                  field=_field_path(path))
         if spec.get("kind") != "field":
-            raise ValidationError(f"{path}.kind must be 'field'; found {spec.get('kind')!r}")
+            raise ValidationError(f"{path}.kind must be 'field'; found {spec.get('kind')!r}",
+                                  field=_field_path(f"{path}.kind"))
         subs[sub] = _field_from_dict(spec, path)
     kwargs = {k: data[k] for k in ("match_threshold", "weight") if k in data}
     return _wrap(lambda: Items(subs, **kwargs), where)  # type: ignore[no-any-return]
