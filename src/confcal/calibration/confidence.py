@@ -29,12 +29,11 @@ non-ASCII values (never the token spans) depends on getting it right.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +41,7 @@ import numpy as np
 from .._validation import _first_bad, check_option, check_positive_int
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring.schema import Field, Items, Schema
+from ._json_scan import Node, find_root, member, to_python
 
 __all__ = [
     "METHODS",
@@ -60,7 +60,6 @@ TOKEN_STYLES = ("auto", "text", "byte-level", "sentencepiece")
 # 0.9999999999999999 or 1.0000000000000002 in floating point): only a sum beyond this
 # is "above 1".
 _SUM_TOLERANCE = 1e-9
-_MAX_DEPTH = 200
 
 
 class ProbabilitySumWarning(UserWarning):
@@ -281,181 +280,7 @@ class _Text:
         return [first + i for i in np.flatnonzero(sizes).tolist()]
 
 
-# ---------------------------------------------------------------------------------------
-# a JSON reader that remembers where every value is
-# ---------------------------------------------------------------------------------------
-@dataclass
-class _Node:
-    """A JSON value and its byte range: a string's range is its content between the quotes
-    (escapes included as written); other scalars the literal; containers the brackets."""
-
-    kind: str  # "object", "array", "string", "number", "bool", "null"
-    start: int
-    end: int
-    value: Any = None  # scalars: the decoded value
-    members: list[tuple[str, _Node]] = field(default_factory=list)  # objects, in order
-    items: list[_Node] = field(default_factory=list)  # arrays
-
-
-class _ScanError(Exception):
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(message)
-        self.offset = offset
-
-
-_WS = frozenset(b" \t\r\n")
-_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_STRING_BODY = re.compile(rb'(?:[^"\\]|\\.)*', re.DOTALL)
-_LITERALS = ((b"true", "bool", True), (b"false", "bool", False), (b"null", "null", None))
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.n = len(data)
-
-    def skip(self, i: int) -> int:
-        data, n = self.data, self.n
-        while i < n and data[i] in _WS:
-            i += 1
-        return i
-
-    def expect(self, i: int, what: str) -> int:
-        if i >= self.n:
-            raise _ScanError(f"the answer ends where {what} was expected", i)
-        return self.data[i]
-
-    def value(self, i: int, depth: int) -> tuple[_Node, int]:
-        i = self.skip(i)
-        ch = self.expect(i, "a value")
-        if ch == 0x7B:  # {
-            return self.object(i, depth)
-        if ch == 0x5B:  # [
-            return self.array(i, depth)
-        if ch == 0x22:  # "
-            return self.string(i)
-        for literal, kind, value in _LITERALS:
-            if self.data.startswith(literal, i):
-                return _Node(kind, i, i + len(literal), value), i + len(literal)
-        m = _NUMBER.match(self.data, i)
-        if m:
-            return _Node("number", i, m.end(), json.loads(m.group())), m.end()
-        raise _ScanError(f"a JSON value was expected; found {chr(ch)!r}", i)
-
-    def string(self, i: int) -> tuple[_Node, int]:
-        end = _STRING_BODY.match(self.data, i + 1).end()  # type: ignore[union-attr]
-        if end >= self.n:
-            raise _ScanError("the string that starts there is not terminated", i)
-        raw = self.data[i:end + 1]
-        try:
-            # strict=False: a raw newline inside a string is the model's text, not an error
-            value = json.loads(raw.decode("utf-8"), strict=False)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise _ScanError(f"a string does not decode ({exc})", i) from None
-        return _Node("string", i + 1, end, value), end + 1
-
-    def object(self, i: int, depth: int) -> tuple[_Node, int]:
-        if depth > _MAX_DEPTH:
-            raise _ScanError(f"the answer nests deeper than {_MAX_DEPTH} levels", i)
-        node = _Node("object", i, i)
-        i = self.skip(i + 1)
-        if self.expect(i, "a key or '}'") == 0x7D:
-            node.end = i + 1
-            return node, i + 1
-        while True:
-            i = self.skip(i)
-            if self.expect(i, "a key") != 0x22:
-                raise _ScanError(f"a quoted key was expected; found {chr(self.data[i])!r}", i)
-            key, i = self.string(i)
-            i = self.skip(i)
-            if self.expect(i, "':'") != 0x3A:
-                raise _ScanError(f"':' was expected after a key; found {chr(self.data[i])!r}", i)
-            value, i = self.value(i + 1, depth + 1)
-            node.members.append((key.value, value))
-            i = self.skip(i)
-            ch = self.expect(i, "',' or '}'")
-            if ch == 0x2C:
-                i += 1
-            elif ch == 0x7D:
-                node.end = i + 1
-                return node, i + 1
-            else:
-                raise _ScanError(f"',' or '}}' was expected; found {chr(ch)!r}", i)
-
-    def array(self, i: int, depth: int) -> tuple[_Node, int]:
-        if depth > _MAX_DEPTH:
-            raise _ScanError(f"the answer nests deeper than {_MAX_DEPTH} levels", i)
-        node = _Node("array", i, i)
-        i = self.skip(i + 1)
-        if self.expect(i, "a value or ']'") == 0x5D:
-            node.end = i + 1
-            return node, i + 1
-        while True:
-            item, i = self.value(i, depth + 1)
-            node.items.append(item)
-            i = self.skip(i)
-            ch = self.expect(i, "',' or ']'")
-            if ch == 0x2C:
-                i += 1
-            elif ch == 0x5D:
-                node.end = i + 1
-                return node, i + 1
-            else:
-                raise _ScanError(f"',' or ']' was expected; found {chr(ch)!r}", i)
-
-
-_OBJECT_START = re.compile(rb'\{[ \t\r\n]*["}]')
-
-
-def _find_root(data: bytes, name: str, where: Callable[[int], str]) -> _Node:
-    """The answer's JSON object: the first '{' followed by a key or '}', read to its end.
-
-    Text around it (a code fence, an explanation, an end-of-text token) is ignored. A '{'
-    not followed by a quoted key is prose ("use {braces}") and skipped; once an object has
-    started, it must parse: reading on to a later '{' would silently take a nested line
-    item for the whole answer.
-    """
-    m = _OBJECT_START.search(data)
-    if m is None:
-        raise ValidationError(f"{name} must contain a JSON object; found no '{{' followed by "
-                              "a quoted key")
-    try:
-        return _Reader(data).object(m.start(), 0)[0]
-    except _ScanError as exc:
-        raise ValidationError(f"{name} must contain a valid JSON object; the object starting "
-                              f"at {where(m.start())} breaks at {where(exc.offset)}: {exc}"
-                              ) from None
-
-
-def _to_python(node: _Node, path: str) -> Any:
-    if node.kind == "object":
-        out: dict[str, Any] = {}
-        for key, child in node.members:
-            if key in out:
-                raise ValidationError(f"{_join(path, key)} must appear once in its object; "
-                                      "found it repeated")
-            out[key] = _to_python(child, _join(path, key))
-        return out
-    if node.kind == "array":
-        return [_to_python(child, f"{path}[{i}]") for i, child in enumerate(node.items)]
-    return node.value
-
-
-def _join(path: str, key: str) -> str:
-    return key if not path else f"{path}.{key}"
-
-
-def _member(node: _Node, key: str, path: str) -> _Node | None:
-    """The member `key` of an object node; None when absent; repeated keys are an error."""
-    found = [child for name, child in node.members if name == key]
-    if len(found) > 1:
-        raise ValidationError(
-            f"field {_join(path, key)} must appear once in its object; found it {len(found)} "
-            "times (a JSON reader keeps only the last; say which one you mean)")
-    return found[0] if found else None
-
-
-def _value_span(node: _Node, text: _Text) -> list[int]:
+def _value_span(node: Node, text: _Text) -> list[int]:
     if node.kind == "null" or (node.kind == "string" and node.end == node.start):
         return []  # null and "" are missing values: no token carries them
     return text.tokens_covering(node.start, node.end)
@@ -464,7 +289,7 @@ def _value_span(node: _Node, text: _Text) -> list[int]:
 # ---------------------------------------------------------------------------------------
 # value_token_spans
 # ---------------------------------------------------------------------------------------
-def _prepare_tokens(tokens: Any, token_style: str) -> tuple[list[str], _Text, _Node]:
+def _prepare_tokens(tokens: Any, token_style: str) -> tuple[list[str], _Text, Node]:
     tokens = _check_tokens(tokens)
     token_style = check_option(token_style, "token_style", TOKEN_STYLES)
     text = _Text.from_tokens(tokens, _resolve_style(tokens, token_style))
@@ -474,17 +299,17 @@ def _prepare_tokens(tokens: Any, token_style: str) -> tuple[list[str], _Text, _N
             return "the end of the tokens"
         return f"tokens[{text.token_at(offset)}]"
 
-    return tokens, text, _find_root(text.data, "tokens", where)
+    return tokens, text, find_root(text.data, "tokens", where)
 
 
-def _locate(root: _Node, key: str, occurrence: int) -> tuple[_Node, str]:
+def _locate(root: Node, key: str, occurrence: int) -> tuple[Node, str]:
     """The node of `key` (see value_token_spans) and its path for messages."""
     top_keys = [name for name, _ in root.members]
     if key in top_keys:
         if occurrence != 0:
             raise ValidationError(f"occurrence must be 0 for the top-level key {key!r}; "
                                   f"found {occurrence}")
-        return _member(root, key, ""), key  # type: ignore[return-value]
+        return member(root, key, ""), key  # type: ignore[return-value]
     list_name, sub = None, key
     head, dot, tail = key.partition(".")
     if dot and head in top_keys:
@@ -502,7 +327,7 @@ def _locate(root: _Node, key: str, occurrence: int) -> tuple[_Node, str]:
                                   "'<list>.<key>', or a key of the records of a top-level list; "
                                   f"found top-level keys {top_keys}")
         list_name = lists[0]
-    array = _member(root, list_name, "")
+    array = member(root, list_name, "")
     assert array is not None
     if array.kind != "array":
         raise ValidationError(f"field {list_name} must be a list of records to look up "
@@ -515,7 +340,7 @@ def _locate(root: _Node, key: str, occurrence: int) -> tuple[_Node, str]:
     if record.kind != "object":
         raise ValidationError(f"field {path} must be a record (a JSON object); "
                               f"found a JSON {record.kind}")
-    node = _member(record, sub, path)
+    node = member(record, sub, path)
     if node is None:
         # never the next record's key: that would attach another item's value
         raise ValidationError(f"field {path} must have the key {sub!r}; found keys "
@@ -598,7 +423,7 @@ def _check_top_logprobs(top_logprobs: Any, n: int) -> list[Any]:
             for i, entry in enumerate(top_logprobs)]
 
 
-def _check_scalar_node(node: _Node, path: str) -> None:
+def _check_scalar_node(node: Node, path: str) -> None:
     if node.kind in ("object", "array"):
         raise ValidationError(f"field {path} must be a scalar (string, number, bool or null); "
                               f"found a JSON {node.kind}")
@@ -690,7 +515,7 @@ def confidences_from_logprobs(tokens: Any, token_logprobs: Any, schema: Schema, 
         raise ValidationError("top_logprobs must be given for method='margin'; found None")
     _, text, root = _prepare_tokens(tokens, token_style)
 
-    def leaf(node: _Node, path: str) -> dict[str, Any]:
+    def leaf(node: Node, path: str) -> dict[str, Any]:
         _check_scalar_node(node, path)
         span = _value_span(node, text)
         if not span:
@@ -706,7 +531,7 @@ def confidences_from_logprobs(tokens: Any, token_logprobs: Any, schema: Schema, 
         c = _aggregate(lp[span], method, first_top, f"top_logprobs[{span[0]}]")
         return {"value": node.value, "confidence": None if math.isnan(c) else c}
 
-    def record(node: _Node, spec: Items, path: str) -> Any:
+    def record(node: Node, spec: Items, path: str) -> Any:
         if node.kind != "object":
             raise ValidationError(f"field {path} must be a record (a JSON object); "
                                   f"found a JSON {node.kind}")
@@ -717,16 +542,16 @@ def confidences_from_logprobs(tokens: Any, token_logprobs: Any, schema: Schema, 
                 raise ValidationError(f"field {sub_path} must appear once in its record; "
                                       "found it repeated")
             out[key] = (leaf(child, sub_path) if key in spec.fields
-                        else _to_python(child, sub_path))
+                        else to_python(child, sub_path))
         return out
 
     document: dict[str, Any] = {}
     for key, child in root.members:
         if key in document:
-            _member(root, key, "")  # raises: the key is repeated
+            member(root, key, "")  # raises: the key is repeated
         spec = schema.fields.get(key)
         if spec is None:
-            document[key] = _to_python(child, key)
+            document[key] = to_python(child, key)
         elif isinstance(spec, Field):
             document[key] = leaf(child, key)
         elif child.kind == "null":
@@ -814,7 +639,7 @@ def _read_answer(answer: Any) -> Mapping[str, Any]:
         # character position in the text: count the characters of the bytes before it
         return f"character {len(data[:offset].decode('utf-8', 'ignore'))}"
 
-    return _to_python(_find_root(data, "answer", where), "")  # type: ignore[no-any-return]
+    return to_python(find_root(data, "answer", where), "")  # type: ignore[no-any-return]
 
 
 def parse_topk(answer: Any, schema: Schema, *, k: int = 4) -> dict[str, Any]:
