@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from confcal.scoring import comparators
 from confcal.scoring.comparators import (
+    BatchedComparator,
     Date,
     Exact,
     Number,
@@ -398,3 +399,228 @@ def test_decimal_nan_is_missing():
     from confcal._validation import is_missing
 
     assert is_missing(Decimal("NaN")) and not is_missing(Decimal("0"))
+
+
+# ------------------------------------------------- the batched protocol (STYLE rule 17)
+
+
+def _jaro_winkler(truth, prediction):
+    from rapidfuzz.distance import JaroWinkler
+
+    return JaroWinkler.normalized_similarity(str(truth), str(prediction))
+
+
+class JaroWinklerScalar:
+    """A plain callable comparator; ``log`` records every call (method, truths, predictions)."""
+
+    def __init__(self):
+        self.log = []
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+    def __call__(self, truth, prediction):
+        self.log.append(("call", [truth], [prediction]))
+        return _jaro_winkler(truth, prediction)
+
+    def calls(self, method):
+        return [entry for entry in self.log if entry[0] == method]
+
+
+class JaroWinklerBatched(JaroWinklerScalar):
+    """The same comparator with both batched methods, built from the scalar function so that
+    every entry is bit-identical to ``__call__`` (what the dispatch tests compare)."""
+
+    def pairwise(self, truths, predictions):
+        self.log.append(("pairwise", truths, predictions))
+        return np.array([[_jaro_winkler(t, p) for p in predictions] for t in truths])
+
+    def elementwise(self, truths, predictions):
+        self.log.append(("elementwise", truths, predictions))
+        return np.array([_jaro_winkler(t, p) for t, p in zip(truths, predictions)])
+
+
+class JaroWinklerRapidfuzz(JaroWinklerScalar):
+    """As a user would write it: rapidfuzz ``cdist``/``cpdist``, whose SIMD kernels may round
+    the last bit differently from the scalar scorer."""
+
+    def pairwise(self, truths, predictions):
+        from rapidfuzz import process
+        from rapidfuzz.distance import JaroWinkler
+
+        return process.cdist([str(t) for t in truths], [str(p) for p in predictions],
+                             scorer=JaroWinkler.normalized_similarity, dtype=np.float64)
+
+    def elementwise(self, truths, predictions):
+        from rapidfuzz import process
+        from rapidfuzz.distance import JaroWinkler
+
+        return process.cpdist([str(t) for t in truths], [str(p) for p in predictions],
+                              scorer=JaroWinkler.normalized_similarity, dtype=np.float64)
+
+
+class PairwiseOnly(JaroWinklerScalar):
+    pairwise = JaroWinklerBatched.pairwise
+
+
+class ElementwiseOnly(JaroWinklerScalar):
+    elementwise = JaroWinklerBatched.elementwise
+
+
+def test_the_protocol_is_a_capability_not_a_type():
+    assert all(isinstance(c, BatchedComparator) for c in (Text(), Exact(), Number(), Date()))
+    assert isinstance(JaroWinklerBatched(), BatchedComparator)
+    assert not isinstance(JaroWinklerScalar(), BatchedComparator)
+    assert not isinstance(lambda truth, prediction: 1.0, BatchedComparator)
+
+    # A function with the two methods as attributes, RapidFuzz style, is batched too.
+    def equal(truth, prediction):
+        return float(truth == prediction)
+
+    equal.pairwise = lambda ts, ps: np.array([[float(t == p) for p in ps] for t in ts])
+    equal.elementwise = lambda ts, ps: np.array([float(t == p) for t, p in zip(ts, ps)])
+    assert isinstance(equal, BatchedComparator)
+    assert isinstance(comparators._kernel(equal), comparators._BatchedKernel)
+    assert isinstance(comparators._kernel(JaroWinklerScalar()), comparators._CallableKernel)
+    assert comparators._kernel(Number()) == Number()  # its own private kernel steps
+
+
+def test_user_pairwise_is_one_call_on_present_values_only():
+    batched, scalar = JaroWinklerBatched(), JaroWinklerScalar()
+    truths, preds = ["ACME", None, "Acme Media", ""], ["acme", float("nan"), "ACME Media"]
+    got = _pairwise_similarity(batched, truths, preds)
+    # one call; the missing rows and columns are the scorer's business, not the comparator's
+    assert batched.log == [("pairwise", ["ACME", "Acme Media"], ["acme", "ACME Media"])]
+    expected = _pairwise_similarity(scalar, truths, preds)
+    assert len(scalar.calls("call")) == 4  # 2 present truths x 2 present predictions
+    assert np.array_equal(got, expected)
+    # missing x missing agrees, missing x present disagrees
+    assert got[[1, 3]][:, 1].tolist() == [1.0, 1.0] and got[1, [0, 2]].tolist() == [0.0, 0.0]
+
+
+def test_user_elementwise_is_one_call_on_present_pairs_only():
+    batched, scalar = JaroWinklerBatched(), JaroWinklerScalar()
+    truths, preds = ["ACME", None, "Net 30", "", "x"], ["acme", "y", None, [], "x"]
+    got = _elementwise_similarity(batched, truths, preds)
+    assert batched.log == [("elementwise", ["ACME", "x"], ["acme", "x"])]
+    assert np.array_equal(got, _elementwise_similarity(scalar, truths, preds))
+    assert got[1:].tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_nothing_present_means_no_call():
+    batched = JaroWinklerBatched()
+    assert _pairwise_similarity(batched, [None, ""], ["", None]).tolist() == [[1, 1], [1, 1]]
+    assert _pairwise_similarity(batched, [], ["a"]).shape == (0, 1)
+    assert _elementwise_similarity(batched, ["a", None], [None, None]).tolist() == [0.0, 1.0]
+    assert batched.log == []
+
+
+def test_one_method_is_used_where_it_applies():
+    truths, preds = ["ab", "abc", None], ["abd", "b"]
+    expected = _pairwise_similarity(JaroWinklerScalar(), truths, preds)
+
+    pairwise_only = PairwiseOnly()
+    assert np.array_equal(_pairwise_similarity(pairwise_only, truths, preds), expected)
+    assert [m for m, *_ in pairwise_only.log] == ["pairwise"]
+    _elementwise_similarity(pairwise_only, ["a", "b"], ["a", "c"])
+    assert [m for m, *_ in pairwise_only.log] == ["pairwise", "call", "call"]
+
+    elementwise_only = ElementwiseOnly()  # a matrix from one call on the gathered pairs
+    assert np.array_equal(_pairwise_similarity(elementwise_only, truths, preds), expected)
+    assert elementwise_only.log == [("elementwise", ["ab", "ab", "abc", "abc"],
+                                     ["abd", "b", "abd", "b"])]
+
+
+class Returns(JaroWinklerScalar):
+    """A batched comparator whose methods return a fixed result."""
+
+    def __init__(self, result):
+        super().__init__()
+        self.result = result
+
+    def __repr__(self):
+        return "Returns()"
+
+    def pairwise(self, truths, predictions):
+        return self.result
+
+    elementwise = pairwise
+
+
+RULE = r"comparator Returns\(\) pairwise must return an array of shape \(2, 2\) of finite numbers within \[0, 1\]; "
+
+
+@pytest.mark.parametrize(("result", "found"), [
+    (np.ones((2, 3)), r"found ndarray of shape \(2, 3\)$"),
+    (np.ones(4), r"found ndarray of shape \(4,\)$"),
+    ([[1.0, 0.5]], r"found list of shape \(1, 2\)$"),
+    (0.5, r"found float of shape \(\)$"),
+    (None, r"found NoneType of shape \(\)$"),
+    ([[1.0], [0.5, 0.2]], r"found list \[\[1.0\], \[0.5, 0.2\]\]$"),
+    (np.array([[1.5, 0.0], [0.2, 2.0]]),
+     r"found 2 values breaking it, first 1.5 for truth 'a' and prediction 'c'$"),
+    (np.array([[0.0, 0.0], [0.2, np.nan]]),
+     r"found 1 value breaking it, first nan for truth 'b' and prediction 'd'$"),
+    (np.array([[0.0, -1e-9], [0.2, 1.0]]),
+     r"found 1 value breaking it, first -1e-09 for truth 'a' and prediction 'd'$"),
+    (np.array([[0.0, np.inf], [0.2, 1.0]]), r"found 1 value breaking it, first inf "),
+    (np.ones((2, 2), dtype=bool), r"found an array of bools$"),
+    (np.array([["1", "0"], ["0", "1"]]), r"found an array of dtype <U1$"),
+    (np.ones((2, 2), dtype=complex), r"found an array of dtype complex128$"),
+])
+def test_batched_results_are_checked_never_clipped(result, found):
+    with pytest.raises(ValidationError, match=r"^field Lines\.Code: " + RULE + found) as exc:
+        _pairwise_similarity(Returns(result), ["a", "b"], ["c", "d"], fields=("Lines.Code",))
+    assert exc.value.location == {"field": "Lines.Code"}
+
+
+def test_batched_elementwise_results_are_checked():
+    with pytest.raises(ValidationError, match=r"^comparator Returns\(\) elementwise must return "
+                                              r"an array of shape \(2,\) .*found ndarray of "
+                                              r"shape \(3,\)$"):
+        _elementwise_similarity(Returns(np.ones(3)), ["a", "b"], ["c", "d"])
+    ok = _elementwise_similarity(Returns([1, 0]), ["a", "b"], ["c", "d"])  # integers are numbers
+    assert ok.dtype == np.float64 and ok.tolist() == [1.0, 0.0]
+
+
+def test_match_items_calls_pairwise_once_per_sub_field():
+    from confcal.scoring.matching import match_items
+    from confcal.scoring.schema import Field
+
+    truth = [{"Name": "News at 6", "Code": "N6"}, {"Name": "Late Show", "Code": None},
+             {"Name": "Weather", "Code": "W"}]
+    pred = [{"Name": "Late Shwo", "Code": "LS"}, {"Name": {"value": "News at 6", "confidence": 1},
+                                                  "Code": "N6"}]
+    batched, scalar = JaroWinklerBatched(), JaroWinklerScalar()
+    got = match_items(truth, pred, {"Name": Field(batched, threshold=0.9),
+                                    "Code": Field(batched, threshold=0.9)})
+    assert [m for m, *_ in batched.log] == ["pairwise", "pairwise"]
+    assert batched.log[0][2] == ["Late Shwo", "News at 6"]  # values, never the confidence
+    assert got == match_items(truth, pred, {"Name": Field(scalar, threshold=0.9),
+                                            "Code": Field(scalar, threshold=0.9)})
+    assert len(scalar.calls("call")) == 3 * 2 + 2 * 2  # present pairs of each sub-field
+    with pytest.raises(ValidationError, match=r"^field Code: comparator Returns\(\) pairwise "):
+        match_items(truth, pred, {"Name": Field(Text()), "Code": Field(Returns(2.0), threshold=1)})
+
+
+batch_values = st.one_of(st.none(), st.just(""), st.text(alphabet="abAB ,.1", max_size=6),
+                         st.integers(-5, 5), st.floats(allow_nan=True, allow_infinity=False))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(batch_values, max_size=7), st.lists(batch_values, max_size=7),
+       st.sampled_from([JaroWinklerBatched, PairwiseOnly, ElementwiseOnly]))
+def test_batched_and_pair_by_pair_give_identical_similarities(truths, preds, kind):
+    scalar = JaroWinklerScalar()
+    expected = _pairwise_similarity(scalar, truths, preds)
+    pairwise = _pairwise_similarity(kind(), truths, preds)
+    assert np.array_equal(pairwise, expected)
+    k = min(len(truths), len(preds))
+    elementwise = _elementwise_similarity(kind(), truths[:k], preds[:k])
+    assert np.array_equal(elementwise, _elementwise_similarity(scalar, truths[:k], preds[:k]))
+    assert np.array_equal(elementwise, pairwise.diagonal()[:k])
+    # rapidfuzz's batched kernels agree with its scalar scorer to rounding (found here:
+    # '111' vs 1.0000000000000002e+16 differs in the last bit), which is why the contract
+    # asks for the same numbers and the dispatch is checked above with exact batches.
+    np.testing.assert_allclose(_pairwise_similarity(JaroWinklerRapidfuzz(), truths, preds),
+                               expected, rtol=0, atol=1e-12)

@@ -695,3 +695,208 @@ def test_outcome_codes_refuse_an_unknown_label():
     with pytest.raises(ValidationError, match=r"outcome must be one of .*found 2 rows breaking "
                                               r"it, first at row 1 \('tp'\)"):
         outcome_codes(pd.Series(["TP", "tp", None]))
+
+
+# ------------------------------------- user comparators take the batched path (rule 17)
+
+
+def _jaro_winkler(truth, prediction):
+    from rapidfuzz.distance import JaroWinkler
+
+    return JaroWinkler.normalized_similarity(str(truth), str(prediction))
+
+
+class CountedJaroWinkler:
+    """A plain callable comparator that records its calls: ``log[method]`` -> arguments."""
+
+    def __init__(self):
+        self.log = {"call": [], "pairwise": [], "elementwise": []}
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+    def __call__(self, truth, prediction):
+        self.log["call"].append((truth, prediction))
+        return _jaro_winkler(truth, prediction)
+
+
+class BatchedJaroWinkler(CountedJaroWinkler):
+    """The same comparator with ``pairwise`` and ``elementwise`` (bit-identical entries)."""
+
+    def pairwise(self, truths, predictions):
+        self.log["pairwise"].append((truths, predictions))
+        return np.array([[_jaro_winkler(t, p) for p in predictions] for t in truths])
+
+    def elementwise(self, truths, predictions):
+        self.log["elementwise"].append((truths, predictions))
+        return np.array([_jaro_winkler(t, p) for t, p in zip(truths, predictions)])
+
+
+class PairwiseJaroWinkler(CountedJaroWinkler):
+    pairwise = BatchedJaroWinkler.pairwise
+
+
+class ElementwiseJaroWinkler(CountedJaroWinkler):
+    elementwise = BatchedJaroWinkler.elementwise
+
+
+def _text_schema(text, terms):
+    return Schema({
+        "Agency": Field(text, threshold=0.9), "Advertiser": Field(text, threshold=0.9),
+        "PaymentTerms": Field(terms, threshold=0.9), "GrossTotal": Field(Number()),
+        "LineItems": Items({"Days": Field(text, threshold=0.9),
+                            "Description": Field(text, threshold=0.9), "Rate": Field(Number())}),
+    })
+
+
+def _messy_corpus():
+    rng = random.Random(11)
+    truths, preds = {}, {}
+    for d in range(6):
+        truth = invoice(rng.randrange(1, 5), seed=d)
+        pred = with_confidence(copy.deepcopy(truth), 0.8)
+        rng.shuffle(pred["LineItems"])
+        pred["LineItems"][0]["Description"] = {"value": None, "confidence": 0.4}  # a missing cell
+        pred["LineItems"][-1]["Days"]["value"] += "x"
+        truths[f"d{d}"], preds[f"d{d}"] = truth, pred
+    truths["d1"]["LineItems"][0]["Days"] = ""
+    preds["d2"]["PaymentTerms"] = None
+    preds["d5"]["LineItems"] = []  # line items on the truth side only
+    return truths, preds
+
+
+def _present_blocks(truths, preds, subs=("Days", "Description")):
+    """The (truth values, predicted values) each pairwise call should get: sub-field by
+    sub-field, document by document, present values only, blocks with a value on each side."""
+    from confcal._validation import is_missing
+
+    def present(items, sub):
+        values = (i[sub]["value"] if isinstance(i[sub], dict) else i[sub] for i in items)
+        return [v for v in values if not is_missing(v)]
+
+    blocks = [(present(truths[d]["LineItems"], sub), present(preds[d]["LineItems"], sub))
+              for sub in subs for d in truths]
+    return [(t, p) for t, p in blocks if t and p]
+
+
+def test_user_batched_comparator_is_called_in_batches_and_scores_alike():
+    truths, preds = _messy_corpus()
+    text, terms = BatchedJaroWinkler(), BatchedJaroWinkler()
+    got = score_documents(_text_schema(text, terms), truths, preds)
+    plain, plain_terms = CountedJaroWinkler(), CountedJaroWinkler()
+    expected = score_documents(_text_schema(plain, plain_terms), truths, preds)
+    pd.testing.assert_frame_equal(got.entities, expected.entities, check_exact=True)
+    assert got.counts == expected.counts
+
+    # Top level: one elementwise call for Agency and Advertiser (the same comparator), with
+    # the 12 values of 6 documents, one for PaymentTerms, none per pair.
+    assert [len(t) for t, _ in text.log["elementwise"]] == [12]
+    assert [len(t) for t, _ in terms.log["elementwise"]] == [5]  # d2 predicts no terms
+    assert text.log["call"] == terms.log["call"] == terms.log["pairwise"] == []
+    # Line items: one pairwise call per sub-field and document with a value on both sides,
+    # given present values only: 5 documents with predicted items x 2 sub-fields, less d4,
+    # whose one predicted Description is the missing cell.
+    blocks = _present_blocks(truths, preds)
+    assert text.log["pairwise"] == blocks and len(blocks) == 9
+    # The plain callable: once per pair of present values.
+    assert len(plain.log["call"]) == 12 + sum(len(t) * len(p) for t, p in blocks)
+
+
+def test_user_batched_comparator_is_batched_per_chunk_of_a_stream():
+    truths, preds = _messy_corpus()
+    text, terms = BatchedJaroWinkler(), BatchedJaroWinkler()
+    stream = ((d, truths[d], preds[d]) for d in truths)
+    chunks = list(scoring.score_documents_iter(_text_schema(text, terms), stream, chunk_size=4))
+    assert [len(t) for t, _ in text.log["elementwise"]] == [8, 4]  # 2 fields x 4, then x 2
+    reference = score_documents(_text_schema(Text(), Text()), truths, preds)
+    assert sum(c.counts["TP"] for c in chunks) > 0
+    assert len(pd.concat([c.entities for c in chunks])) == len(reference.entities)
+
+
+@pytest.mark.parametrize("kind", [PairwiseJaroWinkler, ElementwiseJaroWinkler])
+def test_a_comparator_with_one_batched_method_uses_it(kind):
+    truths, preds = _messy_corpus()
+    text = kind()
+    got = score_documents(_text_schema(text, text), truths, preds)
+    expected = score_documents(_text_schema(CountedJaroWinkler(), CountedJaroWinkler()),
+                               truths, preds)
+    pd.testing.assert_frame_equal(got.entities, expected.entities, check_exact=True)
+    if kind is PairwiseJaroWinkler:  # top-level pairs one by one, line items per document
+        assert len(text.log["pairwise"]) == 9 and len(text.log["call"]) == 12 + 5
+    else:  # line items from the gathered pairs of all documents: one call per sub-field
+        assert len(text.log["elementwise"]) == 1 + 2 and text.log["call"] == []
+
+
+class Transposed(BatchedJaroWinkler):
+    def pairwise(self, truths, predictions):
+        return super().pairwise(truths, predictions).T
+
+
+class Percent(BatchedJaroWinkler):
+    def elementwise(self, truths, predictions):
+        return 100 * super().elementwise(truths, predictions)
+
+
+def test_batched_comparator_errors_name_the_field_and_the_comparator():
+    truths = {"d": {"Agency": "ACME", "Advertiser": "Smith",
+                    "LineItems": [{"Description": "x"}, {"Description": "y"}]}}
+    preds = {"d": {"Agency": "ACME", "Advertiser": "Smyth",
+                   "LineItems": [{"Description": "x"}, {"Description": "z"}, {"Description": "w"}]}}
+    schema = Schema({"Agency": Field(Text()), "Advertiser": Field(Text()),
+                     "LineItems": Items({"Description": Field(Transposed(), threshold=0.9)})})
+    with pytest.raises(ValidationError, match=(
+            r"^field LineItems\.Description: comparator Transposed\(\) pairwise must return an "
+            r"array of shape \(2, 3\) of finite numbers within \[0, 1\]; found ndarray of "
+            r"shape \(3, 2\)$")) as exc:
+        score_documents(schema, truths, preds)
+    assert exc.value.location == {"field": "LineItems.Description"}
+    percent = Percent()
+    schema = Schema({"Agency": Field(percent, threshold=0.9),
+                     "Advertiser": Field(percent, threshold=0.9)})
+    with pytest.raises(ValidationError, match=(
+            r"^fields Agency, Advertiser: comparator Percent\(\) elementwise must return an "
+            r"array of shape \(2,\) of finite numbers within \[0, 1\]; found 2 values breaking "
+            r"it, first 100.0 for truth 'ACME' and prediction 'ACME'$")) as exc:
+        score_documents(schema, truths, preds)
+    assert exc.value.field is None  # one call for two fields: no single field to name
+    schema = Schema({"Agency": Field(Text()), "Advertiser": Field(lambda t, p: 2, threshold=1)})
+    with pytest.raises(ValidationError, match=r"^field Advertiser: comparator <function .*> must "
+                                              r"return a number within \[0, 1\]; found 2 for "
+                                              r"truth 'Smith' and prediction 'Smyth'$") as exc:
+        score_documents(schema, truths, preds)
+    assert exc.value.field == "Advertiser"
+
+
+def _hypothesis_docs():
+    from hypothesis import strategies as st
+
+    value = st.one_of(st.none(), st.just(""), st.text(alphabet="abAB 1.", max_size=5),
+                      st.integers(0, 3))
+    leaf = st.one_of(value, value.map(lambda v: {"value": v, "confidence": 0.5}))
+    truth_item = st.fixed_dictionaries({"X": value, "Y": value})
+    pred_item = st.fixed_dictionaries({"X": leaf, "Y": leaf})
+    doc = st.tuples(st.fixed_dictionaries({"A": value, "L": st.lists(truth_item, max_size=4)}),
+                    st.fixed_dictionaries({"A": leaf, "L": st.lists(pred_item, max_size=4)}))
+    return st.lists(doc, min_size=1, max_size=4)
+
+
+def test_batched_and_pair_by_pair_score_identically():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    def schema(c):
+        return Schema({"A": Field(c, threshold=0.8),
+                       "L": Items({"X": Field(c, threshold=0.8), "Y": Field(c, threshold=0.5)},
+                                  match_threshold=0.3)})
+
+    @settings(max_examples=150, deadline=None)
+    @given(_hypothesis_docs(),
+           st.sampled_from([BatchedJaroWinkler, PairwiseJaroWinkler, ElementwiseJaroWinkler]))
+    def check(docs, kind):
+        truths = {f"d{i}": t for i, (t, _) in enumerate(docs)}
+        preds = {f"d{i}": p for i, (_, p) in enumerate(docs)}
+        got = score_documents(schema(kind()), truths, preds)
+        expected = score_documents(schema(CountedJaroWinkler()), truths, preds)
+        pd.testing.assert_frame_equal(got.entities, expected.entities, check_exact=True)
+
+    check()

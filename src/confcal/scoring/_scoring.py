@@ -452,6 +452,7 @@ def _flush_top_fields(
             group[0].spec.comparator, truth, prediction,
             np.array(truth_flags, dtype=bool).reshape(size),
             np.array(pred_flags, dtype=bool).reshape(size),
+            fields=[f.name for f in group],
         )
         truth_base, pred_base = len(pool.truth), len(pool.prediction)
         pool.truth.extend(truth)
@@ -481,7 +482,9 @@ class _ItemsField:
         self.subs = list(spec.fields)
         self.sub_keys = frozenset(self.subs)
         self.specs = list(spec.fields.values())
-        self.kernels = [_kernel(f.comparator) for f in self.specs]
+        # chosen by capability: built-in kernels, a BatchedComparator's batches, or pair by pair
+        self.kernels = [_kernel(f.comparator, (f"{name}.{sub}",))
+                        for sub, f in zip(self.subs, self.specs)]
         self.codes = np.arange(first_code, first_code + len(self.subs), dtype=np.int64)
         # Item i of the b-th collected document is truth_items[t_start[b] + i].
         self.truth_items: list[Any] = []

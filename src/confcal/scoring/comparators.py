@@ -1,15 +1,17 @@
 """Typed comparators: how similar a predicted value is to the ground truth.
 
-A comparator is any callable ``(truth, prediction) -> float`` in [0, 1]. The four built-in
-ones are frozen dataclasses that also offer two batched forms used by the scorer:
+A comparator is any callable ``(truth, prediction) -> float`` in [0, 1] (:class:`Comparator`).
+One that also offers the two batched forms of :class:`BatchedComparator`
 
 * ``pairwise(truths, predictions)`` -> ``(m, n)`` similarity matrix (line-item matching),
-* ``elementwise(truths, predictions)`` -> ``(k,)`` similarities of aligned pairs.
+* ``elementwise(truths, predictions)`` -> ``(k,)`` similarities of aligned pairs,
 
-Both are vectorized: rapidfuzz ``process.cdist``/``cpdist`` for text, numpy broadcasting on
-parsed numbers and calendar ordinals, and every string is normalized or parsed once
-(``functools.lru_cache`` on the string), so a value that appears in many pairs costs one
-parse. A plain callable works too; the scorer then calls it once per pair.
+is compared in batches by the scorer and by line-item matching, whatever its type; a plain
+callable is called once per pair. The four built-in comparators are frozen dataclasses that
+satisfy :class:`BatchedComparator`, vectorized: rapidfuzz ``process.cdist``/``cpdist`` for
+text, numpy broadcasting on parsed numbers and calendar ordinals, and every string is
+normalized or parsed once (``functools.lru_cache`` on the string), so a value that appears
+in many pairs costs one parse.
 
 Missing values (``None``, ``""``, NaN, ``[]``; see :func:`confcal._validation.is_missing`)
 are handled the same way by every comparator: two missing values agree (1.0), a missing
@@ -41,6 +43,7 @@ from ..exceptions import ValidationError
 __all__ = [
     "ANLS_THRESHOLD",
     "NEAR_EXACT_THRESHOLD",
+    "BatchedComparator",
     "Comparator",
     "Date",
     "Exact",
@@ -67,12 +70,101 @@ Not a default anywhere; ask for it with ``Field(Text(), threshold=ANLS_THRESHOLD
 class Comparator(Protocol):
     """Anything callable as ``(truth, prediction) -> float`` in [0, 1].
 
-    Built-in comparators also provide ``pairwise`` and ``elementwise`` batched methods and a
-    ``default_threshold``; a custom callable needs neither (give its
-    :class:`~confcal.scoring.schema.Field` an explicit ``threshold``).
+    Built-in comparators also provide the batched methods of :class:`BatchedComparator` and
+    a ``default_threshold``; a custom callable needs neither (give its
+    :class:`~confcal.scoring.schema.Field` an explicit ``threshold``, or give the comparator
+    a ``default_threshold`` attribute).
     """
 
     def __call__(self, truth: Any, prediction: Any, /) -> float: ...
+
+
+@runtime_checkable
+class BatchedComparator(Protocol):
+    """A comparator that also compares many values per call: the scorer's fast path.
+
+    Besides ``__call__(truth, prediction) -> float`` it offers
+
+    * ``pairwise(truths, predictions)`` -> array of shape ``(len(truths), len(predictions))``
+      whose entry ``[i, j]`` is the similarity of ``truths[i]`` and ``predictions[j]``;
+    * ``elementwise(truths, predictions)`` -> array of shape ``(len(truths),)`` whose entry
+      ``[i]`` is the similarity of ``truths[i]`` and ``predictions[i]`` (equal lengths).
+
+    :func:`~confcal.scoring.score_documents`, :func:`~confcal.scoring.score_documents_iter`
+    and :func:`~confcal.scoring.matching.match_items` use these methods for every comparator
+    that has them, whatever its type: the path is chosen by capability (STYLE rule 17, as
+    RapidFuzz scorers advertise theirs), and the four built-in comparators take it the same
+    way. A comparator without them is called once per pair.
+
+    Notes
+    -----
+    The contract, as the scorer and line-item matching keep it and check it:
+
+    * **Present values only.** The caller applies the missing-value rule itself (two
+      missing values agree, one missing value disagrees; module docstring), so both
+      methods receive only present values -- never ``None``, ``""``, whitespace, NaN,
+      ``pandas.NA`` or ``[]`` (:func:`~confcal._validation.is_missing`) -- as non-empty
+      Python lists of the values as written in the documents (a predicted leaf's value,
+      never its confidence). A method need not handle missing values, nor empty input.
+    * **The same numbers as ``__call__``.** Entry for entry, both methods return what
+      ``__call__`` returns on that pair, to floating-point rounding (rapidfuzz's ``cdist``
+      and its scalar scorers may differ in the last bit). ``__call__`` itself is only ever
+      given present values by the scorer. Which form is used for which pairs is the
+      caller's choice, so a comparator whose batched and scalar forms disagree scores
+      inconsistently.
+    * **Checked, never clipped.** A result must be an array (or array-like) of real
+      numbers -- integers or floats, not bools, as ``__call__`` may not return ``True``
+      -- of exactly the stated shape, every value finite and within [0, 1]. Anything else
+      raises :class:`~confcal.exceptions.ValidationError` naming the field (also as its
+      ``field`` attribute when the call served one field), the comparator, the method and
+      what was found.
+    * **How often it is called.** Top-level fields: one ``elementwise`` call per comparator
+      for all the documents of a call (fields with equal comparators share it;
+      :func:`~confcal.scoring.score_documents_iter` makes one per chunk). Line items: one
+      ``pairwise`` call per sub-field and document, on that document's truth items x
+      predicted items that have a value in the sub-field.
+      :func:`~confcal.scoring.matching.match_items`: one ``pairwise`` call per sub-field.
+      Never once per pair.
+    * A comparator with only one of the two methods uses it where it applies (``pairwise``
+      for line items, ``elementwise`` for top-level fields; line items fall back to
+      ``elementwise`` on the gathered pairs) and is called pair by pair elsewhere.
+
+    The built-in comparators also carry private kernel steps (``_prepare``, ``_pairs``,
+    ``_blocks``) that the scorer uses when present, again by capability; they are not part
+    of this protocol. A subclass of a built-in inherits them (and its ``pairwise`` and
+    ``elementwise``), so overriding only ``__call__`` in a subclass changes nothing the
+    scorer computes: write a class of its own that implements this protocol instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def lengths(values):
+    ...     return np.array([len(str(v)) for v in values])
+    >>> class SameLength:
+    ...     '''1.0 if the two values are written with the same number of characters.'''
+    ...     default_threshold = 1.0
+    ...     def __call__(self, truth, prediction):
+    ...         return float(len(str(truth)) == len(str(prediction)))
+    ...     def pairwise(self, truths, predictions):
+    ...         return (lengths(truths)[:, None] == lengths(predictions)[None, :]).astype(float)
+    ...     def elementwise(self, truths, predictions):
+    ...         return (lengths(truths) == lengths(predictions)).astype(float)
+    >>> isinstance(SameLength(), BatchedComparator), isinstance(Text(), BatchedComparator)
+    (True, True)
+    >>> isinstance(lambda truth, prediction: 1.0, BatchedComparator)
+    False
+    >>> from confcal.scoring.matching import match_items
+    >>> from confcal.scoring.schema import Field
+    >>> match_items([{"Code": "AB-1"}, {"Code": "A"}], [{"Code": "Z"}, {"Code": "XY-9"}],
+    ...             {"Code": Field(SameLength())})  # one pairwise call
+    [(0, 1, 1.0), (1, 0, 1.0)]
+    """
+
+    def __call__(self, truth: Any, prediction: Any, /) -> float: ...
+
+    def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any], /) -> np.ndarray: ...
+
+    def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any], /) -> np.ndarray: ...
 
 
 # --------------------------------------------------------------------------- text
@@ -236,7 +328,8 @@ class _BatchedMethods:
     """``pairwise`` and ``elementwise`` for the built-in comparators, from their kernels.
 
     Shared code of the four built-ins, not an extension point: a custom comparator is a
-    plain callable (:class:`Comparator`), never a subclass.
+    plain callable (:class:`Comparator`) or a class of its own that implements
+    :class:`BatchedComparator`, never a subclass.
     """
 
     def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
@@ -894,15 +987,37 @@ class Date(_BatchedMethods):
 
 
 # ------------------------------------------------------- dispatch (private)
+#
+# The scorer and line-item matching evaluate every comparator through a kernel (the
+# ``_prepare``/``_pairs``/``_blocks`` steps above), chosen by what the comparator can do and
+# never by its type (STYLE rule 17):
+#
+#   has the private kernel steps (the built-ins)  -> the comparator itself
+#   has ``pairwise`` and/or ``elementwise``        -> _BatchedKernel: batches of present
+#                                                     values, every result checked
+#   a plain callable                               -> _CallableKernel: once per pair of
+#                                                     present values, every result checked
+#
+# ``fields`` (``("LineItems.Rate",)``; several for top-level fields sharing a comparator) is
+# the location an error names, in its message and, for one field, its ``field`` attribute.
 
-_BUILTINS = (Text, Exact, Number, Date)
+_KERNEL_STEPS = ("_prepare", "_pairs", "_blocks")
+
+
+def _location(fields: Sequence[str]) -> tuple[str, dict[str, Any]]:
+    """The message prefix and the ValidationError location of an error in ``fields``."""
+    if not fields:
+        return "", {}
+    prefix = ("field " if len(fields) == 1 else "fields ") + ", ".join(fields) + ": "
+    return prefix, ({"field": fields[0]} if len(fields) == 1 else {})
 
 
 class _CallableKernel:
     """A custom comparator: a plain callable, called once per pair of present values."""
 
-    def __init__(self, comparator: Any) -> None:
+    def __init__(self, comparator: Any, fields: Sequence[str] = ()) -> None:
         self.comparator = comparator
+        self.fields = tuple(fields)
 
     def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> tuple[Sequence[Any], np.ndarray]:
         return values, missing
@@ -927,34 +1042,150 @@ class _CallableKernel:
             and 0.0 <= float(value) <= 1.0
         )
         if not ok:
+            prefix, location = _location(self.fields)
             raise ValidationError(
-                f"comparator {self.comparator!r} must return a number within [0, 1]; "
-                f"found {value!r} for truth {truth!r} and prediction {prediction!r}"
+                f"{prefix}comparator {self.comparator!r} must return a number within [0, 1]; "
+                f"found {value!r} for truth {truth!r} and prediction {prediction!r}", **location
             )
         return float(value)
 
 
-def _kernel(comparator: Any) -> Any:
-    """The comparator itself if built in, else a wrapper that calls it pair by pair."""
-    return comparator if type(comparator) in _BUILTINS else _CallableKernel(comparator)
+def _check_batch(
+    result: Any, shape: tuple[int, ...], comparator: Any, method: str, fields: Sequence[str],
+    truths: Sequence[Any], predictions: Sequence[Any],
+) -> np.ndarray:
+    """A batched comparator's result as float64 of ``shape``, else a ValidationError.
+
+    The boundary check of :class:`BatchedComparator` results, the batched twin of
+    :meth:`_CallableKernel._call`: real numbers (bools refused, as there), finite, within
+    [0, 1]. Nothing is clipped: a similarity out of range is a bug in the comparator, and
+    clipping would hide it in the scores.
+    """
+    prefix, location = _location(fields)
+    rule = (f"{prefix}comparator {comparator!r} {method} must return an array of shape {shape} "
+            "of finite numbers within [0, 1]")
+    try:
+        arr = np.asarray(result)
+    except (TypeError, ValueError):  # ragged nested lists
+        raise ValidationError(f"{rule}; found {type(result).__name__} {result!r:.80}",
+                              **location) from None
+    if arr.shape != shape:
+        raise ValidationError(f"{rule}; found {type(result).__name__} of shape {arr.shape}",
+                              **location)
+    if arr.dtype.kind not in "iuf":
+        found = "bools" if arr.dtype.kind == "b" else f"dtype {arr.dtype}"
+        raise ValidationError(f"{rule}; found an array of {found}", **location)
+    arr = arr.astype(np.float64, copy=False)
+    # min and max propagate NaN, so one pair of reductions proves the rule (as in
+    # confcal._validation.check_confidence).
+    if arr.size and not (arr.min() >= 0.0 and arr.max() <= 1.0):
+        bad = np.flatnonzero(~((arr >= 0.0) & (arr <= 1.0)))  # NaN is bad too
+        index = np.unravel_index(int(bad[0]), shape)
+        value = float(arr[index])
+        noun = "value" if bad.size == 1 else "values"
+        raise ValidationError(
+            f"{rule}; found {bad.size} {noun} breaking it, first {value!r} for truth "
+            f"{truths[int(index[0])]!r} and prediction {predictions[int(index[-1])]!r}",
+            **location,
+        )
+    return arr
+
+
+class _BatchedKernel:
+    """A comparator with ``pairwise`` and/or ``elementwise`` (:class:`BatchedComparator`) but
+    no private kernel steps: it is given present values only, in batches, and every result
+    is checked (:func:`_check_batch`). A method it lacks is replaced by pair-by-pair calls
+    (``elementwise``) or by ``elementwise`` on the gathered pairs (``pairwise``)."""
+
+    def __init__(self, comparator: Any, fields: Sequence[str] = ()) -> None:
+        self.comparator = comparator
+        self.fields = tuple(fields)
+        pairwise = getattr(comparator, "pairwise", None)
+        elementwise = getattr(comparator, "elementwise", None)
+        self.pairwise = pairwise if callable(pairwise) else None
+        self.elementwise = elementwise if callable(elementwise) else None
+        self.scalar = _CallableKernel(comparator, fields)
+
+    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> tuple[list[Any], np.ndarray]:
+        # A list, so that a block of values is one slice (and the protocol promises lists);
+        # the methods only ever get slices or new lists, never the scorer's own pool.
+        return (values if type(values) is list else list(values)), missing
+
+    def _checked(self, result: Any, shape: tuple[int, ...], method: str,
+                 truths: list[Any], predictions: list[Any]) -> np.ndarray:
+        return _check_batch(result, shape, self.comparator, method, self.fields, truths,
+                            predictions)
+
+    def _pairs(self, pt: tuple[list[Any], np.ndarray], pp: tuple[list[Any], np.ndarray],
+               ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        if self.elementwise is None:
+            return self.scalar._pairs(pt, pp, ti, pj)
+        (tv, tm), (pv, pm) = pt, pp
+        sim = np.zeros(len(ti))
+        present = np.flatnonzero(~(tm[ti] | pm[pj]))
+        if present.size:
+            truths = [tv[i] for i in ti[present].tolist()]
+            predictions = [pv[j] for j in pj[present].tolist()]
+            sim[present] = self._checked(self.elementwise(truths, predictions), (present.size,),
+                                         "elementwise", truths, predictions)
+        return sim
+
+    def _blocks(self, pt: tuple[list[Any], np.ndarray], pp: tuple[list[Any], np.ndarray],
+                t_start: np.ndarray, m: np.ndarray, p_start: np.ndarray, n: np.ndarray,
+                ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        if self.pairwise is None:
+            return self._pairs(pt, pp, ti, pj)
+        (tv, tm), (pv, pm) = pt, pp
+        out = np.zeros(int((m * n).sum()))  # cells with a missing side: _fix_missing
+        at = 0
+        for ts, mm, ps, nn in zip(t_start.tolist(), m.tolist(), p_start.tolist(), n.tolist()):
+            size = mm * nn
+            rows = np.flatnonzero(~tm[ts:ts + mm])
+            cols = np.flatnonzero(~pm[ps:ps + nn])
+            if rows.size and cols.size:
+                full = rows.size == mm and cols.size == nn
+                truths = (tv[ts:ts + mm] if rows.size == mm
+                          else [tv[ts + i] for i in rows.tolist()])
+                predictions = (pv[ps:ps + nn] if cols.size == nn
+                               else [pv[ps + j] for j in cols.tolist()])
+                block = self._checked(self.pairwise(truths, predictions), (rows.size, cols.size),
+                                      "pairwise", truths, predictions)
+                view = out[at:at + size].reshape(mm, nn)
+                if full:
+                    view[...] = block
+                else:
+                    view[np.ix_(rows, cols)] = block
+            at += size
+        return out
+
+
+def _kernel(comparator: Any, fields: Sequence[str] = ()) -> Any:
+    """How a comparator is evaluated, chosen by what it can do (table above)."""
+    if all(callable(getattr(comparator, step, None)) for step in _KERNEL_STEPS):
+        return comparator
+    if callable(getattr(comparator, "pairwise", None)) or callable(
+        getattr(comparator, "elementwise", None)
+    ):
+        return _BatchedKernel(comparator, fields)
+    return _CallableKernel(comparator, fields)
 
 
 def _pairwise_similarity(
     comparator: Any, truths: Sequence[Any], predictions: Sequence[Any],
-    tm: np.ndarray | None = None, pm: np.ndarray | None = None,
+    tm: np.ndarray | None = None, pm: np.ndarray | None = None, *, fields: Sequence[str] = (),
 ) -> np.ndarray:
     """``(m, n)`` similarities from any comparator; masks may be passed when already known."""
     tm = _missing_mask(truths) if tm is None else tm
     pm = _missing_mask(predictions) if pm is None else pm
-    return _pairwise(_kernel(comparator), truths, predictions, tm, pm)
+    return _pairwise(_kernel(comparator, fields), truths, predictions, tm, pm)
 
 
 def _elementwise_similarity(
     comparator: Any, truths: Sequence[Any], predictions: Sequence[Any],
-    tm: np.ndarray | None = None, pm: np.ndarray | None = None,
+    tm: np.ndarray | None = None, pm: np.ndarray | None = None, *, fields: Sequence[str] = (),
 ) -> np.ndarray:
     """``(k,)`` similarities of aligned pairs from any comparator."""
     _check_lengths(truths, predictions)
     tm = _missing_mask(truths) if tm is None else tm
     pm = _missing_mask(predictions) if pm is None else pm
-    return _elementwise(_kernel(comparator), truths, predictions, tm, pm)
+    return _elementwise(_kernel(comparator, fields), truths, predictions, tm, pm)

@@ -2,10 +2,12 @@
 
 The item similarity of a truth item and a predicted item is the weighted mean (sub-field
 weights) of their sub-field similarities over the cells where at least one side has a value
-(:func:`item_similarity`). The similarity matrices are built vectorized --
-one ``pairwise`` call per sub-field: rapidfuzz ``cdist`` for text, numpy broadcasting on
-parsed numbers and dates -- and ``scipy.optimize.linear_sum_assignment`` picks the pairing
-with the largest total similarity among pairs whose similarity reaches ``match_threshold``.
+(:func:`item_similarity`). The similarity matrices are built vectorized -- one ``pairwise``
+call per sub-field: rapidfuzz ``cdist`` for text, numpy broadcasting on parsed numbers and
+dates, the user's own batch for any other
+:class:`~confcal.scoring.comparators.BatchedComparator` -- and
+``scipy.optimize.linear_sum_assignment`` picks the pairing with the largest total similarity
+among pairs whose similarity reaches ``match_threshold``.
 """
 
 from __future__ import annotations
@@ -49,13 +51,18 @@ def _item_similarity(
     truth_cols: Sequence[Sequence[Any]],
     pred_cols: Sequence[Sequence[Any]],
     specs: Sequence[Field],
+    names: Sequence[str],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(k, m, n)`` sub-field similarity matrices and their item similarities ``(m, n)``."""
+    """``(k, m, n)`` sub-field similarity matrices and their item similarities ``(m, n)``.
+
+    One ``pairwise`` call per sub-field for a comparator that has it (built in or not:
+    :class:`~confcal.scoring.comparators.BatchedComparator`), else one call per pair.
+    """
     tms = [_missing_mask(t) for t in truth_cols]
     pms = [_missing_mask(p) for p in pred_cols]
     mats = np.stack([
-        _pairwise_similarity(spec.comparator, t, p, tm, pm)
-        for spec, t, p, tm, pm in zip(specs, truth_cols, pred_cols, tms, pms)
+        _pairwise_similarity(spec.comparator, t, p, tm, pm, fields=(name,))
+        for spec, name, t, p, tm, pm in zip(specs, names, truth_cols, pred_cols, tms, pms)
     ])
     evidence = np.stack([~(tm[:, None] & pm[None, :]) for tm, pm in zip(tms, pms)])
     weights = np.array([spec.weight for spec in specs], dtype=np.float64)
@@ -188,7 +195,7 @@ def match_items(
     specs = list(specs_map.values())
     truth_cols = _columns(truth_items, names, predicted=False, label="truth_items")
     pred_cols = _columns(pred_items, names, predicted=True, label="pred_items")
-    _, sim = _item_similarity(truth_cols, pred_cols, specs)
+    _, sim = _item_similarity(truth_cols, pred_cols, specs, names)
     rows, cols, unpaired_truth, unpaired_pred = _assign(sim, match_threshold)
     out: list[tuple[int | None, int | None, float]] = [
         (int(i), int(j), float(sim[i, j])) for i, j in zip(rows, cols)
