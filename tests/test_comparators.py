@@ -11,20 +11,19 @@ from dateutil import parser as dateutil_parser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from confcal.scoring import comparators
+from confcal.scoring import _dates, _kernels, _numbers, comparators
 from confcal.scoring.comparators import (
     BatchedComparator,
     Date,
     Exact,
     Number,
     Text,
-    _elementwise_similarity,
-    _pairwise_similarity,
     normalize_text,
     parse_date,
     parse_number,
 )
 from confcal.exceptions import ValidationError
+from confcal.scoring._kernels import elementwise_similarity, pairwise_similarity
 
 # ------------------------------------------------------------------ numbers
 
@@ -153,12 +152,12 @@ def test_formatted_amounts_round_trip(amount):
 
 @given(st.from_regex(r"-?\$?[0-9]{1,4}(,[0-9]{3}){0,3}(\.[0-9]{1,3})?", fullmatch=True))
 def test_fast_amount_path_agrees_with_general_parser(text):
-    comparators._parse_number_cached.cache_clear()
+    _numbers._parse_number_cached.cache_clear()
     try:
-        general = comparators._parse_number_str(text, ".")
+        general = _numbers._parse_number_str(text, ".")
     except ValidationError:
         general = math.nan
-    fast = comparators._parse_number_cached(text, ".")
+    fast = _numbers._parse_number_cached(text, ".")
     assert (math.isnan(fast) and math.isnan(general)) or fast == general
 
 
@@ -230,15 +229,15 @@ def test_date_options_are_validated():
 
 def test_each_date_string_is_parsed_once(monkeypatch):
     calls = []
-    real = comparators._dateutil_date
+    real = _dates._dateutil_date
 
     def counting(text, dayfirst, yearfirst):
         calls.append(text)
         return real(text, dayfirst, yearfirst)
 
-    monkeypatch.setattr(comparators, "_dateutil_date", counting)
-    comparators._parse_date_cached.cache_clear()
-    comparators._ordinal_cached.cache_clear()
+    monkeypatch.setattr(_dates, "_dateutil_date", counting)
+    _dates._parse_date_cached.cache_clear()
+    _dates._ordinal_cached.cache_clear()
     # "Friday, 1 March 2024" needs dateutil; it appears in 3 x 3 pairs but is parsed once.
     truths = ["Friday, 1 March 2024"] * 3
     preds = ["Friday, 1 March 2024", "2024-03-01", "Friday, 1 March 2024"]
@@ -361,7 +360,7 @@ def test_custom_callable_is_called_only_on_present_pairs():
         seen.append((truth, prediction))
         return float(len(str(truth)) == len(str(prediction)))
 
-    sim = _pairwise_similarity(same_length, ["ab", None], ["xy", "xyz", ""])
+    sim = pairwise_similarity(same_length, ["ab", None], ["xy", "xyz", ""])
     assert sim.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     assert sorted(seen) == [("ab", "xy"), ("ab", "xyz")]
 
@@ -369,7 +368,7 @@ def test_custom_callable_is_called_only_on_present_pairs():
 @pytest.mark.parametrize("bad", [1.5, -0.1, float("nan"), "1", True, None])
 def test_custom_callable_output_is_checked(bad):
     with pytest.raises(ValidationError, match=r"must return a number within \[0, 1\]; found"):
-        _elementwise_similarity(lambda t, p: bad, ["a"], ["b"])
+        elementwise_similarity(lambda t, p: bad, ["a"], ["b"])
 
 
 @pytest.mark.parametrize("text", ["20240301T000000", "Fri 2024-03-01", "2024 03 01"])
@@ -480,18 +479,18 @@ def test_the_protocol_is_a_capability_not_a_type():
     equal.pairwise = lambda ts, ps: np.array([[float(t == p) for p in ps] for t in ts])
     equal.elementwise = lambda ts, ps: np.array([float(t == p) for t, p in zip(ts, ps)])
     assert isinstance(equal, BatchedComparator)
-    assert isinstance(comparators._kernel(equal), comparators._BatchedKernel)
-    assert isinstance(comparators._kernel(JaroWinklerScalar()), comparators._CallableKernel)
-    assert comparators._kernel(Number()) == Number()  # its own private kernel steps
+    assert isinstance(_kernels.kernel(equal), _kernels.BatchedKernel)
+    assert isinstance(_kernels.kernel(JaroWinklerScalar()), _kernels.CallableKernel)
+    assert _kernels.kernel(Number()) == Number()  # its own private kernel steps
 
 
 def test_user_pairwise_is_one_call_on_present_values_only():
     batched, scalar = JaroWinklerBatched(), JaroWinklerScalar()
     truths, preds = ["ACME", None, "Acme Media", ""], ["acme", float("nan"), "ACME Media"]
-    got = _pairwise_similarity(batched, truths, preds)
+    got = pairwise_similarity(batched, truths, preds)
     # one call; the missing rows and columns are the scorer's business, not the comparator's
     assert batched.log == [("pairwise", ["ACME", "Acme Media"], ["acme", "ACME Media"])]
-    expected = _pairwise_similarity(scalar, truths, preds)
+    expected = pairwise_similarity(scalar, truths, preds)
     assert len(scalar.calls("call")) == 4  # 2 present truths x 2 present predictions
     assert np.array_equal(got, expected)
     # missing x missing agrees, missing x present disagrees
@@ -501,32 +500,32 @@ def test_user_pairwise_is_one_call_on_present_values_only():
 def test_user_elementwise_is_one_call_on_present_pairs_only():
     batched, scalar = JaroWinklerBatched(), JaroWinklerScalar()
     truths, preds = ["ACME", None, "Net 30", "", "x"], ["acme", "y", None, [], "x"]
-    got = _elementwise_similarity(batched, truths, preds)
+    got = elementwise_similarity(batched, truths, preds)
     assert batched.log == [("elementwise", ["ACME", "x"], ["acme", "x"])]
-    assert np.array_equal(got, _elementwise_similarity(scalar, truths, preds))
+    assert np.array_equal(got, elementwise_similarity(scalar, truths, preds))
     assert got[1:].tolist() == [0.0, 0.0, 1.0, 1.0]
 
 
 def test_nothing_present_means_no_call():
     batched = JaroWinklerBatched()
-    assert _pairwise_similarity(batched, [None, ""], ["", None]).tolist() == [[1, 1], [1, 1]]
-    assert _pairwise_similarity(batched, [], ["a"]).shape == (0, 1)
-    assert _elementwise_similarity(batched, ["a", None], [None, None]).tolist() == [0.0, 1.0]
+    assert pairwise_similarity(batched, [None, ""], ["", None]).tolist() == [[1, 1], [1, 1]]
+    assert pairwise_similarity(batched, [], ["a"]).shape == (0, 1)
+    assert elementwise_similarity(batched, ["a", None], [None, None]).tolist() == [0.0, 1.0]
     assert batched.log == []
 
 
 def test_one_method_is_used_where_it_applies():
     truths, preds = ["ab", "abc", None], ["abd", "b"]
-    expected = _pairwise_similarity(JaroWinklerScalar(), truths, preds)
+    expected = pairwise_similarity(JaroWinklerScalar(), truths, preds)
 
     pairwise_only = PairwiseOnly()
-    assert np.array_equal(_pairwise_similarity(pairwise_only, truths, preds), expected)
+    assert np.array_equal(pairwise_similarity(pairwise_only, truths, preds), expected)
     assert [m for m, *_ in pairwise_only.log] == ["pairwise"]
-    _elementwise_similarity(pairwise_only, ["a", "b"], ["a", "c"])
+    elementwise_similarity(pairwise_only, ["a", "b"], ["a", "c"])
     assert [m for m, *_ in pairwise_only.log] == ["pairwise", "call", "call"]
 
     elementwise_only = ElementwiseOnly()  # a matrix from one call on the gathered pairs
-    assert np.array_equal(_pairwise_similarity(elementwise_only, truths, preds), expected)
+    assert np.array_equal(pairwise_similarity(elementwise_only, truths, preds), expected)
     assert elementwise_only.log == [("elementwise", ["ab", "ab", "abc", "abc"],
                                      ["abd", "b", "abd", "b"])]
 
@@ -570,7 +569,7 @@ RULE = r"comparator Returns\(\) pairwise must return an array of shape \(2, 2\) 
 ])
 def test_batched_results_are_checked_never_clipped(result, found):
     with pytest.raises(ValidationError, match=r"^field Lines\.Code: " + RULE + found) as exc:
-        _pairwise_similarity(Returns(result), ["a", "b"], ["c", "d"], fields=("Lines.Code",))
+        pairwise_similarity(Returns(result), ["a", "b"], ["c", "d"], fields=("Lines.Code",))
     assert exc.value.location == {"field": "Lines.Code"}
 
 
@@ -578,8 +577,8 @@ def test_batched_elementwise_results_are_checked():
     with pytest.raises(ValidationError, match=r"^comparator Returns\(\) elementwise must return "
                                               r"an array of shape \(2,\) .*found ndarray of "
                                               r"shape \(3,\)$"):
-        _elementwise_similarity(Returns(np.ones(3)), ["a", "b"], ["c", "d"])
-    ok = _elementwise_similarity(Returns([1, 0]), ["a", "b"], ["c", "d"])  # integers are numbers
+        elementwise_similarity(Returns(np.ones(3)), ["a", "b"], ["c", "d"])
+    ok = elementwise_similarity(Returns([1, 0]), ["a", "b"], ["c", "d"])  # integers are numbers
     assert ok.dtype == np.float64 and ok.tolist() == [1.0, 0.0]
 
 
@@ -612,15 +611,15 @@ batch_values = st.one_of(st.none(), st.just(""), st.text(alphabet="abAB ,.1", ma
        st.sampled_from([JaroWinklerBatched, PairwiseOnly, ElementwiseOnly]))
 def test_batched_and_pair_by_pair_give_identical_similarities(truths, preds, kind):
     scalar = JaroWinklerScalar()
-    expected = _pairwise_similarity(scalar, truths, preds)
-    pairwise = _pairwise_similarity(kind(), truths, preds)
+    expected = pairwise_similarity(scalar, truths, preds)
+    pairwise = pairwise_similarity(kind(), truths, preds)
     assert np.array_equal(pairwise, expected)
     k = min(len(truths), len(preds))
-    elementwise = _elementwise_similarity(kind(), truths[:k], preds[:k])
-    assert np.array_equal(elementwise, _elementwise_similarity(scalar, truths[:k], preds[:k]))
+    elementwise = elementwise_similarity(kind(), truths[:k], preds[:k])
+    assert np.array_equal(elementwise, elementwise_similarity(scalar, truths[:k], preds[:k]))
     assert np.array_equal(elementwise, pairwise.diagonal()[:k])
     # rapidfuzz's batched kernels agree with its scalar scorer to rounding (found here:
     # '111' vs 1.0000000000000002e+16 differs in the last bit), which is why the contract
     # asks for the same numbers and the dispatch is checked above with exact batches.
-    np.testing.assert_allclose(_pairwise_similarity(JaroWinklerRapidfuzz(), truths, preds),
+    np.testing.assert_allclose(pairwise_similarity(JaroWinklerRapidfuzz(), truths, preds),
                                expected, rtol=0, atol=1e-12)

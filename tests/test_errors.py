@@ -14,7 +14,7 @@ import pytest
 from confcal.cli import _main as cli
 from confcal.exceptions import ValidationError
 from confcal.scoring import score_documents, score_documents_iter
-from confcal.scoring import _scoring
+from confcal.scoring import _scoring, _stream
 from confcal.scoring.comparators import Number, Text
 from confcal.scoring.io import _paired_documents, read_documents, read_entities, iter_entities
 from confcal.scoring.predictions import parse_prediction
@@ -226,7 +226,7 @@ def test_the_command_formats_the_attributes_of_any_message(files, tmp_path, monk
                 raise ValidationError("nothing here says where", doc_id="d3", field="Agency")
         yield  # pragma: no cover
 
-    monkeypatch.setattr(_scoring, "score_documents_iter", scorer)
+    monkeypatch.setattr(_stream, "score_documents_iter", scorer)
     assert cli.main(_score(truth, pred, tmp_path / "out.csv")) == 1
     assert capsys.readouterr().err.strip() == (
         f"confcal: error: nothing here says where (truth at {truth}, line 4; prediction at "

@@ -16,7 +16,13 @@ from confcal.exceptions import UndefinedMetricWarning, ValidationError
 from confcal.scoring.matching import match_items
 from confcal.scoring.schema import Field, Items, Schema
 from confcal.scoring.presets import FCC_INVOICE
-from confcal.scoring import ENTITY_COLUMNS, OUTCOMES, ExtractionResult, score_documents
+from confcal.scoring import (
+    ENTITY_COLUMNS,
+    OUTCOMES,
+    ExtractionResult,
+    score_documents,
+    score_documents_iter,
+)
 
 
 def invoice(n_items=3, seed=0):
@@ -806,7 +812,7 @@ def test_user_batched_comparator_is_batched_per_chunk_of_a_stream():
     truths, preds = _messy_corpus()
     text, terms = BatchedJaroWinkler(), BatchedJaroWinkler()
     stream = ((d, truths[d], preds[d]) for d in truths)
-    chunks = list(scoring.score_documents_iter(_text_schema(text, terms), stream, chunk_size=4))
+    chunks = list(score_documents_iter(_text_schema(text, terms), stream, chunk_size=4))
     assert [len(t) for t, _ in text.log["elementwise"]] == [8, 4]  # 2 fields x 4, then x 2
     reference = score_documents(_text_schema(Text(), Text()), truths, preds)
     assert sum(c.counts["TP"] for c in chunks) > 0

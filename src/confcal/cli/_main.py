@@ -88,7 +88,7 @@ def _columns(text: str) -> tuple[str, ...]:
 
 
 def _meta(text: str) -> tuple[str, str]:
-    from ..scoring._scoring import ENTITY_COLUMNS
+    from ..scoring._result import ENTITY_COLUMNS
 
     key, sep, value = text.partition("=")
     key = key.strip()
@@ -272,7 +272,9 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
     import numpy as np
 
     from ..scoring.io import _ChunkWriter, _paired_documents
-    from ..scoring._scoring import OUTCOMES, extraction_signature, score_documents_iter
+    from ..scoring._result import OUTCOMES
+    from ..scoring._scoring import extraction_signature
+    from ..scoring._stream import score_documents_iter
 
     schema = _load_schema(args.schema)
     meta = dict(args.meta)

@@ -45,7 +45,8 @@ from typing import Any
 from .._validation import check_option
 from ..exceptions import ValidationError
 from ..scoring.presets import FCC_INVOICE
-from ..scoring._scoring import ExtractionResult, score_documents
+from ..scoring._result import ExtractionResult
+from ..scoring._scoring import score_documents
 
 __all__ = ["DemoCorpus", "DemoRun", "load_demo"]
 

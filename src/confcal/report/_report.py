@@ -42,7 +42,7 @@ from ..metrics.bootstrap import bootstrap_ci
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring.io import check_entities
 from ..metrics._metrics import BINNINGS, CalibrationReport, calibration_report
-from ..scoring._scoring import ENTITY_COLUMNS
+from ..scoring._result import ENTITY_COLUMNS
 from ..scoring._totals import (
     UNDEFINED,
     ExtractionTotals,

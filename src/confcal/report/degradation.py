@@ -33,7 +33,7 @@ import pandas as pd
 
 from .._validation import check_probability
 from ..exceptions import UndefinedMetricWarning, ValidationError
-from ..scoring._scoring import ENTITY_COLUMNS, OUTCOMES
+from ..scoring._result import ENTITY_COLUMNS, OUTCOMES
 from ..scoring._totals import outcome_codes
 
 __all__ = ["TIERS", "catastrophic_failures", "degradation_tiers"]

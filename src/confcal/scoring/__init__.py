@@ -10,13 +10,9 @@ Imports only the foundation and :mod:`confcal.metrics` (docs/architecture.md).
 """
 
 from ._totals import ExtractionTotals
-from ._scoring import (
-    ENTITY_COLUMNS,
-    OUTCOMES,
-    ExtractionResult,
-    score_documents,
-    score_documents_iter,
-)
+from ._result import ENTITY_COLUMNS, OUTCOMES, ExtractionResult
+from ._scoring import score_documents
+from ._stream import score_documents_iter
 
 __all__ = [
     "ENTITY_COLUMNS",

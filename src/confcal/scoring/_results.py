@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..exceptions import ValidationError
-from ._scoring import ExtractionResult
+from ._result import ExtractionResult
 
 
 def concat_results(results: Sequence[ExtractionResult]) -> ExtractionResult:

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -36,40 +35,20 @@ import pandas as pd
 from .._signature import SIGNATURE_ATTR
 from .._version import __version__
 from .._validation import is_missing
-from .comparators import (
-    _block_pairs,
-    _elementwise_similarity,
-    _fix_missing,
-    _kernel,
-    _missing_flags,
+from ._kernels import (
+    block_pairs,
+    elementwise_similarity,
+    fix_missing,
+    kernel,
+    missing_flags,
 )
-from ..exceptions import UndefinedMetricWarning, ValidationError
+from ..exceptions import ValidationError
 from .matching import _assign, item_similarity
 from .predictions import _FAST_SCALARS, _check_scalar, _LeafError, _unwrap
 from .schema import Field, Items, Schema
-from ._totals import (
-    UNDEFINED,
-    ExtractionTotals,
-    f1_from_counts,
-    group_totals,
-    outcome_codes,
-    precision_from_counts,
-    recall_from_counts,
-    woa_from_sums,
-)
+from ._result import ENTITY_COLUMNS, OUTCOMES, ExtractionResult
 
-__all__ = [
-    "ENTITY_COLUMNS", "OUTCOMES", "ExtractionResult", "score_documents", "score_documents_iter",
-]
-
-OUTCOMES: tuple[str, ...] = ("TP", "FD", "FA", "FN", "TN")
-"""Outcome labels, in the category order of the entity table's ``outcome`` column."""
-
-ENTITY_COLUMNS: tuple[str, ...] = (
-    "doc_id", "field", "truth_index", "pred_index", "truth", "prediction",
-    "similarity", "threshold", "correct", "outcome", "confidence", "weight",
-)
-"""The entity table's columns, in order; metadata columns follow them."""
+__all__ = ["extraction_signature", "score_documents"]
 
 _TP, _FD, _FA, _FN, _TN = range(5)
 _OUTCOME_DTYPE = pd.CategoricalDtype(list(OUTCOMES))
@@ -80,153 +59,6 @@ _TWO = frozenset({2})
 # Line-item pairs whose similarities are held in memory at once (k sub-fields x pairs
 # float64): 2**20 pairs of 5 sub-fields is 40 MB.
 _PAIR_BUDGET = 1 << 20
-
-
-# ------------------------------------------------------------------------- result
-
-
-
-@dataclass(frozen=True, eq=False)
-class ExtractionResult:
-    """The scored entities of a set of documents and the summaries computed from them.
-
-    Attributes
-    ----------
-    entities : pandas.DataFrame
-        One row per evaluated leaf; columns ``doc_id, field, truth_index, pred_index, truth,
-        prediction, similarity, threshold, correct, outcome, confidence, weight`` then the
-        metadata columns. ``field`` is the top-level field name (``"Agency"``) or
-        ``"<items>.<sub-field>"`` for a line-item sub-field (``"LineItems.Rate"``), whose
-        ``truth_index``/``pred_index`` are the item positions in the truth and predicted lists
-        (``<NA>`` on the side without an item, and for top-level fields). ``truth`` and
-        ``prediction`` are the raw values (the winning candidate's value for a top-K leaf).
-        ``similarity`` is the comparator similarity for TP/FD rows, 0.0 for FA/FN, 1.0 for
-        TN. ``correct`` is True for TP and TN. ``confidence`` is NaN where the prediction
-        carries none. ``field`` and ``outcome`` are categoricals (schema order,
-        :data:`OUTCOMES` order).
-    counts : dict of str to int
-        ``TP, FD, FA, FN, TN`` (row counts); ``documents`` (truth documents scored);
-        ``docs_missing_prediction`` (truth documents without a prediction, scored as if
-        every predicted value were missing); ``unknown_fields`` (predicted keys, top-level or
-        inside a line item, that the schema does not define; ignored);
-        ``unscored_truth_fields`` (ground-truth keys the schema does not define; ignored);
-        ``without_confidence`` (entity rows with no confidence, left out of
-        :meth:`to_calibration`). With ``conventions="stickler-1.0"`` also
-        ``excluded_by_conventions`` (line-item leaves stickler-eval leaves unlabelled, so
-        without a row) and ``whole_item_outcomes`` (outcomes it gives whole items or lists,
-        counted in TP...TN without a row).
-    signature : str
-        The settings that produced the table (:mod:`confcal._signature`): confcal's version,
-        the schema's name and digest, the conventions and the line-item match threshold,
-        e.g. ``confcal:0.1.0|schema:fcc-invoice@afba760d3140|conventions:confcal|match:0.0``.
-        Two results are comparable when their signatures are equal. Empty for a result
-        built by hand.
-
-    Notes
-    -----
-    precision = TP / (TP + FD + FA), recall = TP / (TP + FD + FN), F1 their harmonic mean
-    = 2 TP / (2 TP + 2 FD + FA + FN); row counts, unweighted. WOA is the weighted mean of
-    ``similarity`` over TP, FD, FA and FN rows (weights from the ``weight`` column). TN rows
-    count in neither. A metric whose denominator is zero emits
-    :class:`~confcal.exceptions.UndefinedMetricWarning` and is NaN.
-    """
-
-    entities: pd.DataFrame
-    counts: dict[str, int]
-    signature: str = ""
-
-    @property
-    def totals(self) -> ExtractionTotals:
-        """The sums behind :attr:`woa`, :attr:`precision`, :attr:`recall` and :attr:`f1`
-        (mergeable across chunks: :class:`~confcal.scoring.ExtractionTotals`)."""
-        e = self.entities
-        return ExtractionTotals.from_codes(outcome_codes(e["outcome"]), e["weight"].to_numpy(np.float64),
-                                           e["similarity"].to_numpy(np.float64))
-
-    def _metric(self, name: str) -> float:
-        value: float = getattr(self.totals, name)
-        if math.isnan(value):
-            warnings.warn(f"{name} is undefined: {UNDEFINED[name]}; returning NaN",
-                          UndefinedMetricWarning, stacklevel=3)
-        return value
-
-    @property
-    def woa(self) -> float:
-        """Weighted overall accuracy: weighted mean similarity of the non-TN rows."""
-        return self._metric("woa")
-
-    @property
-    def precision(self) -> float:
-        """TP / (TP + FD + FA)."""
-        return self._metric("precision")
-
-    @property
-    def recall(self) -> float:
-        """TP / (TP + FD + FN)."""
-        return self._metric("recall")
-
-    @property
-    def f1(self) -> float:
-        """2 TP / (2 TP + 2 FD + FA + FN), the harmonic mean of precision and recall."""
-        return self._metric("f1")
-
-    def by_field(self) -> pd.DataFrame:
-        """Per-field summary in schema order.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Columns ``field, n, woa, precision, recall, f1, TP, FD, FA, FN, TN``; ``n`` is the
-            number of evaluated rows (TP + FD + FA + FN). A metric with a zero denominator is
-            NaN, and one :class:`~confcal.exceptions.UndefinedMetricWarning` names the fields.
-        """
-        field = self.entities["field"]
-        if isinstance(field.dtype, pd.CategoricalDtype):
-            names = list(field.cat.categories)
-            fcodes = field.cat.codes.to_numpy().astype(np.int64)
-        else:
-            fcodes_raw, uniques = pd.factorize(field, sort=False)
-            names, fcodes = list(uniques), fcodes_raw.astype(np.int64)
-        sums = group_totals(fcodes, len(names), outcome_codes(self.entities["outcome"]),
-                            self.entities["weight"].to_numpy(dtype=np.float64),
-                            self.entities["similarity"].to_numpy(dtype=np.float64))
-        tp, fd, fa, fn = (sums[k] for k in ("TP", "FD", "FA", "FN"))
-        out = pd.DataFrame({
-            "field": names,
-            "n": (tp + fd + fa + fn).astype(np.int64),
-            "woa": woa_from_sums(sums["weighted_similarity"], sums["weight"]),
-            "precision": precision_from_counts(tp, fd, fa),
-            "recall": recall_from_counts(tp, fd, fn),
-            "f1": f1_from_counts(tp, fd, fa, fn),
-        })
-        for label in OUTCOMES:
-            out[label] = sums[label].astype(np.int64)
-        undefined = out.loc[out[["woa", "precision", "recall", "f1"]].isna().any(axis=1), "field"]
-        if len(undefined):
-            warnings.warn(
-                "by_field: a metric is undefined (zero denominator) for fields "
-                f"{list(undefined)}; returning NaN there",
-                UndefinedMetricWarning,
-                stacklevel=2,
-            )
-        return out
-
-    def to_calibration(self) -> tuple[np.ndarray, np.ndarray, int]:
-        """The calibration input: every row that carries a confidence, any outcome.
-
-        Returns
-        -------
-        correct : numpy.ndarray of bool
-            True for TP and TN rows (a confident "nothing here" that is right is correct).
-        confidence : numpy.ndarray of float
-        n_without_confidence : int
-            Rows left out because they carry no confidence (``counts["without_confidence"]``);
-            ``len(entities) == len(confidence) + n_without_confidence``.
-        """
-        confidence = self.entities["confidence"].to_numpy(dtype=np.float64)
-        has = ~np.isnan(confidence)
-        correct = self.entities["correct"].to_numpy(dtype=bool)[has]
-        return correct, confidence[has], int((~has).sum())
 
 
 # ------------------------------------------------------------------------ inputs
@@ -446,9 +278,9 @@ def _flush_top_fields(
             truth.extend(column)
             prediction.extend(values)
             confidence.extend(confidences)
-        truth_flags, pred_flags = _missing_flags(truth), _missing_flags(prediction)
+        truth_flags, pred_flags = missing_flags(truth), missing_flags(prediction)
         size = len(truth)
-        raw = _elementwise_similarity(
+        raw = elementwise_similarity(
             group[0].spec.comparator, truth, prediction,
             np.array(truth_flags, dtype=bool).reshape(size),
             np.array(pred_flags, dtype=bool).reshape(size),
@@ -483,7 +315,7 @@ class _ItemsField:
         self.sub_keys = frozenset(self.subs)
         self.specs = list(spec.fields.values())
         # chosen by capability: built-in kernels, a BatchedComparator's batches, or pair by pair
-        self.kernels = [_kernel(f.comparator, (f"{name}.{sub}",))
+        self.kernels = [kernel(f.comparator, (f"{name}.{sub}",))
                         for sub, f in zip(self.subs, self.specs)]
         self.codes = np.arange(first_code, first_code + len(self.subs), dtype=np.int64)
         # Item i of the b-th collected document is truth_items[t_start[b] + i].
@@ -587,8 +419,8 @@ class _ItemsField:
             pred_cols.append(values)
             conf_cols.append(confidences)
 
-        truth_flags = [_missing_flags(col) for col in truth_cols]
-        pred_flags = [_missing_flags(col) for col in pred_cols]
+        truth_flags = [missing_flags(col) for col in truth_cols]
+        pred_flags = [missing_flags(col) for col in pred_cols]
         tm = [np.array(f, dtype=bool).reshape(len(f)) for f in truth_flags]
         pm = [np.array(f, dtype=bool).reshape(len(f)) for f in pred_flags]
         prepared_t = [kern._prepare(col, mask) for kern, col, mask in zip(self.kernels, truth_cols, tm)]
@@ -609,11 +441,11 @@ class _ItemsField:
         threshold = self.spec.match_threshold
         for lo, hi in _chunks(sizes.tolist(), pair_budget):
             ts, mm, ps, nn = t_start[lo:hi], m[lo:hi], p_start[lo:hi], n[lo:hi]
-            ti, pj = _block_pairs(ts, mm, ps, nn)
+            ti, pj = block_pairs(ts, mm, ps, nn)
             sims = np.empty((k, len(ti)))
             for s, kern in enumerate(self.kernels):
                 raw = kern._blocks(prepared_t[s], prepared_p[s], ts, mm, ps, nn, ti, pj)
-                sims[s] = _fix_missing(raw, tm[s][ti], pm[s][pj])
+                sims[s] = fix_missing(raw, tm[s][ti], pm[s][pj])
             evidence = np.stack([~(tm[s][ti] & pm[s][pj]) for s in range(k)])
             item_sim = item_similarity(sims, evidence, weights)
             self._emit(docs[lo:hi], ts, mm, ps, nn, sims, item_sim, threshold,
@@ -969,170 +801,3 @@ def _assemble(
     return ExtractionResult(entities=entities, counts=counts)
 
 
-# --------------------------------------------------------------------- streaming
-
-
-def score_documents_iter(
-    schema: Schema,
-    pairs: Iterable[tuple[Any, Mapping[str, Any], Mapping[str, Any] | None]],
-    *,
-    chunk_size: int = 1000,
-    metadata: Mapping[Any, Mapping[str, Any]] | Callable[[Any], Mapping[str, Any] | None]
-    | None = None,
-    strict: bool = False,
-    conventions: str = "confcal",
-) -> Iterator[ExtractionResult]:
-    """Score documents from a stream, yielding the entity table chunk by chunk.
-
-    The streaming twin of :func:`score_documents`: ``pairs`` is consumed lazily and only
-    ``chunk_size`` documents (and their entity rows) are held at a time, so any number of
-    documents can be scored in bounded memory, apart from the set of doc ids seen (see
-    Notes).
-
-    Parameters
-    ----------
-    schema : Schema
-    pairs : iterable of (doc_id, truth, prediction)
-        One triple per truth document. ``prediction`` is the predicted document, or None
-        when the document has no prediction (scored as all-missing and counted in
-        ``counts["docs_missing_prediction"]``, or an error with ``strict=True``).
-    chunk_size : int, default 1000
-        Documents per yielded chunk (the last one may be smaller).
-    metadata : mapping doc_id -> {column: value}, or callable doc_id -> {column: value}, optional
-        Columns carried into every row of a document, as in :func:`score_documents`. A
-        callable is asked once per document (``lambda doc_id: {"model": "gpt-x"}`` gives a
-        constant column without listing the ids). With a mapping, an id never seen in
-        ``pairs`` is an error, raised when the stream ends.
-    strict : bool, default False
-        As in :func:`score_documents`.
-    conventions : {"confcal", "stickler-1.0"}, default "confcal"
-        As in :func:`score_documents`.
-
-    Yields
-    ------
-    ExtractionResult
-        One per chunk: its ``entities`` are the rows of the chunk's documents, in the row
-        order :func:`score_documents` gives them, and its ``counts`` are the chunk's (they
-        add up: the sum over chunks equals the counts of scoring everything at once).
-
-    Raises
-    ------
-    ValidationError
-        As :func:`score_documents`, when the offending document's chunk is scored; a doc
-        id repeated anywhere in the stream (naming both positions); an element that is not
-        a (doc_id, truth, prediction) triple; no documents at all. An error about one
-        triple has its position in ``pairs`` as its ``index`` attribute (for a repeated
-        doc id, the second position), besides ``doc_id`` and ``field`` when known.
-
-    Notes
-    -----
-    Repeated doc ids are detected across chunks with a set of the ids seen so far (and
-    their positions): memory grows with the number of documents at roughly 100 bytes per
-    short string id, against the kilobytes a scored document's rows take. Everything else
-    is per chunk. The concatenation of the chunks' entity tables equals the entity table of
-    :func:`score_documents` on the same documents (with a fresh index per chunk).
-
-    Examples
-    --------
-    >>> from confcal.scoring.comparators import Text
-    >>> schema = Schema({"Agency": Field(Text())})
-    >>> stream = ((f"inv-{i}", {"Agency": "ACME"}, {"Agency": {"value": "ACME", "confidence": 0.9}})
-    ...           for i in range(5))
-    >>> chunks = list(score_documents_iter(schema, stream, chunk_size=2))
-    >>> [len(c.entities) for c in chunks], sum(c.counts["TP"] for c in chunks)
-    ([2, 2, 1], 5)
-    >>> list(score_documents_iter(schema, [("a", {}, None), ("a", {}, None)]))
-    Traceback (most recent call last):
-    ...
-    confcal.exceptions.ValidationError: pairs must not repeat a doc id; found 'a' at positions 0 and 1
-    """
-    if not isinstance(schema, Schema):
-        raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
-        raise ValidationError(f"chunk_size must be an integer >= 1; found {chunk_size!r}")
-    if not isinstance(strict, bool):
-        raise ValidationError(f"strict must be True or False; found {strict!r}")
-    from ._stickler import check_conventions
-
-    check_conventions(conventions)
-    if metadata is not None and not (isinstance(metadata, Mapping) or callable(metadata)):
-        raise ValidationError(
-            "metadata must be a mapping doc_id -> {column: value} or a callable doc_id -> "
-            f"{{column: value}}; found {type(metadata).__name__}")
-    if isinstance(pairs, (str, bytes, Mapping)) or not isinstance(pairs, Iterable):
-        raise ValidationError(
-            "pairs must be an iterable of (doc_id, truth, prediction) triples; found "
-            f"{type(pairs).__name__}")
-    return _score_stream(schema, pairs, int(chunk_size), metadata, strict, conventions)
-
-
-def _score_stream(
-    schema: Schema, pairs: Iterable[Any], chunk_size: int, metadata: Any, strict: bool,
-    conventions: str,
-) -> Iterator[ExtractionResult]:
-    # A generator behind a plain function: argument errors are raised at the call, not at
-    # the first next().
-    first_at: dict[Any, int] = {}
-    meta_used = 0
-
-    def flush(chunk: list[tuple[Any, Any, Any]]) -> ExtractionResult:
-        nonlocal meta_used
-        truths = [(doc_id, truth) for doc_id, truth, _ in chunk]
-        preds = [(doc_id, pred) for doc_id, _, pred in chunk if pred is not None]
-        meta: dict[Any, Mapping[str, Any]] | None = None
-        if isinstance(metadata, Mapping):
-            meta = {d: metadata[d] for d, _, _ in chunk if d in metadata}
-            meta_used += len(meta)
-        elif metadata is not None:
-            meta = {}
-            for d, _, _ in chunk:
-                row = metadata(d)
-                if row is not None:
-                    meta[d] = row
-        try:
-            return score_documents(schema, truths, preds, metadata=meta or None,
-                                   strict=strict, conventions=conventions)
-        except ValidationError as exc:
-            if exc.doc_id is None:
-                raise
-            # the document's position in the stream, not in its chunk
-            raise exc.with_location(index=first_at.get(exc.doc_id)) from None
-
-    chunk: list[tuple[Any, Any, Any]] = []
-    position = -1
-    for position, element in enumerate(pairs):
-        if not isinstance(element, (tuple, list)) or len(element) != 3:
-            raise ValidationError(
-                "pairs must be an iterable of (doc_id, truth, prediction) triples; found "
-                f"{type(element).__name__} {element!r:.80} at position {position}",
-                index=position)
-        doc_id = element[0]
-        try:
-            earlier = first_at.get(doc_id)
-        except TypeError:
-            raise ValidationError(
-                f"pairs doc ids must be hashable; found {doc_id!r} at position {position}",
-                index=position,
-            ) from None
-        if earlier is not None:
-            raise ValidationError(
-                f"pairs must not repeat a doc id; found {doc_id!r} at positions {earlier} "
-                f"and {position}", doc_id=doc_id, index=position)
-        if is_missing(doc_id):
-            raise ValidationError(
-                f"pairs doc ids must not be missing; found {doc_id!r} at position {position}",
-                index=position)
-        first_at[doc_id] = position
-        chunk.append((doc_id, element[1], element[2]))
-        if len(chunk) == chunk_size:
-            yield flush(chunk)
-            chunk = []
-    if chunk:
-        yield flush(chunk)
-    if position < 0:
-        raise ValidationError("pairs must contain at least one document; found 0")
-    if isinstance(metadata, Mapping) and meta_used != len(metadata):
-        absent = [d for d in metadata if d not in first_at]
-        raise ValidationError(
-            f"metadata doc ids must be doc ids of pairs; found {len(absent)} absent from "
-            f"pairs, first {absent[0]!r}", doc_id=absent[0])

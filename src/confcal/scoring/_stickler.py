@@ -700,7 +700,8 @@ def score(
     doc_ids: list[Any], meta: dict[str, np.ndarray], strict: bool,
 ) -> Any:
     """The ExtractionResult of already validated inputs under stickler-1.0 conventions."""
-    from ._scoring import OUTCOMES, ExtractionResult, _field_dtype, _nullable_index, _objects
+    from ._result import OUTCOMES, ExtractionResult
+    from ._scoring import _field_dtype, _nullable_index, _objects
 
     names = schema.entity_fields
     code = {name: i for i, name in enumerate(names)}

@@ -27,7 +27,7 @@ from .._files import new_file_mode
 from .._signature import SIGNATURE_ATTR
 from .._validation import is_missing
 from ..exceptions import ValidationError
-from ._scoring import OUTCOMES
+from ._result import OUTCOMES
 
 __all__ = [
     "ENTITY_FORMATS",

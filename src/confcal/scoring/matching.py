@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .comparators import _missing_mask, _pairwise_similarity
+from ._kernels import missing_mask, pairwise_similarity
 from ..exceptions import ValidationError
 from .predictions import _check_scalar, _LeafError, _unwrap
 from .schema import Field, Items
@@ -58,10 +58,10 @@ def _item_similarity(
     One ``pairwise`` call per sub-field for a comparator that has it (built in or not:
     :class:`~confcal.scoring.comparators.BatchedComparator`), else one call per pair.
     """
-    tms = [_missing_mask(t) for t in truth_cols]
-    pms = [_missing_mask(p) for p in pred_cols]
+    tms = [missing_mask(t) for t in truth_cols]
+    pms = [missing_mask(p) for p in pred_cols]
     mats = np.stack([
-        _pairwise_similarity(spec.comparator, t, p, tm, pm, fields=(name,))
+        pairwise_similarity(spec.comparator, t, p, tm, pm, fields=(name,))
         for spec, name, t, p, tm, pm in zip(specs, names, truth_cols, pred_cols, tms, pms)
     ])
     evidence = np.stack([~(tm[:, None] & pm[None, :]) for tm, pm in zip(tms, pms)])

@@ -1,0 +1,284 @@
+"""Numbers: :func:`parse_number` and :class:`Number`. Public through
+:mod:`confcal.scoring.comparators`."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._validation import is_missing
+from ..exceptions import ValidationError
+
+from ._kernels import CACHE_SIZE, BatchedMethods
+from ._text import Exact, Parsed, with_fallback
+
+# ------------------------------------------------------------------------- numbers
+
+# Unicode currency symbols (category Sc) after NFKC, which already folds the full-width
+# and small forms (U+FF04, U+FE69) into "$". A run of up to three capitals glued in front
+# covers "US$", "C$", "HK$", "R$"; a free-standing three-capital word is an ISO 4217 code.
+_CURRENCY_RE = re.compile(
+    "[A-Z]{0,3}[$\u00a2-\u00a5\u058f\u060b\u07fe\u07ff\u09f2\u09f3\u09fb\u0af1\u0bf9"
+    "\u0e3f\u17db\u20a0-\u20cf\ua838\ufdfc]"
+    "|(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])"
+)
+_EXPONENT_RE = re.compile(r"[eE][+-]?\d+$")
+_GROUP_SEPARATORS = " '\u2019"
+_MAX_SLACK = 4 * np.finfo(np.float64).eps
+
+
+def _number_error(text: Any, reason: str) -> ValidationError:
+    return ValidationError(f"text must be a number ({reason}); found {text!r}")
+
+
+def _parse_number_str(text: str, decimal: str) -> float:
+    s = text if text.isascii() else unicodedata.normalize("NFKC", text).replace("\u2212", "-")
+    s = _CURRENCY_RE.sub("", s).strip()
+    negative = False
+    if s.startswith("(") and s.endswith(")"):
+        negative = True
+        s = s[1:-1].strip()
+    if s.endswith("%"):
+        # "12%" is read as the number printed, 12, not 0.12: the percent sign is the
+        # document's unit, like a currency symbol, and stickler-eval reads it the same way.
+        s = s[:-1].strip()
+    if s and s[0] in "+-":
+        if negative:
+            raise _number_error(text, "a sign inside accounting parentheses")
+        negative = s[0] == "-"
+        s = s[1:].strip()
+    m = _EXPONENT_RE.search(s)
+    exponent = m.group(0) if m else ""
+    mantissa = s[: m.start()] if m else s
+    thousands = "," if decimal == "." else "."
+    if mantissa.count(decimal) > 1:
+        raise _number_error(text, f"more than one decimal mark {decimal!r}")
+    int_part, _, frac = mantissa.partition(decimal)
+    if not frac.isdigit() and frac != "":
+        raise _number_error(text, "non-digits after the decimal mark")
+    separators = {ch for ch in int_part if ch == thousands or ch in _GROUP_SEPARATORS}
+    if separators:
+        if len(separators) > 1:
+            raise _number_error(text, "mixed digit-group separators")
+        groups = int_part.split(separators.pop())
+        # Western grouping is 1-3 digits then threes, Indian 1-3 then twos then a final
+        # three ("1,23,456"). Anything else is most likely the other decimal convention
+        # ("1,5" with decimal="."), which must not be read as fifteen.
+        ok = (
+            1 <= len(groups[0]) <= 3
+            and len(groups[-1]) == 3
+            and all(2 <= len(g) <= 3 for g in groups[1:-1])
+            and all(g.isdigit() for g in groups)
+        )
+        if not ok:
+            raise _number_error(
+                text, f"digit groups must be separated every 3 digits with decimal={decimal!r}"
+            )
+        int_part = "".join(groups)
+    if not (int_part.isdigit() or (int_part == "" and frac != "")):
+        raise _number_error(text, "not a number")
+    # int_part/frac are ASCII digits only here (isdigit also accepts e.g. superscripts, but
+    # NFKC has folded those), so float() reads exactly what was written.
+    value = float(f"{int_part or '0'}.{frac or '0'}{exponent}")
+    if not math.isfinite(value):
+        raise _number_error(text, "not finite")
+    return -value if negative else value
+
+
+# The shapes most amounts take ("1234.5", "$1,234.50", "-$12"), read without the general
+# parser; tests check both paths agree.
+_PLAIN_AMOUNT_RE = re.compile(r"(-?)\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?")
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _parse_number_cached(text: str, decimal: str) -> float:
+    """Parsed value, or NaN when the text is not a number (cached either way)."""
+    if decimal == ".":
+        m = _PLAIN_AMOUNT_RE.fullmatch(text)
+        if m:
+            value = float(m.group(2).replace(",", "") + (m.group(3) or ""))
+            return -value if m.group(1) else value
+    try:
+        return _parse_number_str(text, decimal)
+    except ValidationError:
+        return math.nan
+
+
+def _check_decimal(decimal: Any) -> None:
+    if decimal not in (".", ","):
+        raise ValidationError(f"decimal must be one of '.', ','; found {decimal!r}")
+
+
+def parse_number(text: Any, *, decimal: str = ".") -> float:
+    """Parse a number as written on a document.
+
+    Accepts Python numbers and strings with currency symbols and ISO codes (``"$"``,
+    ``"US$"``, ``"€"``, ``"USD"``), digit-group separators (``","`` or ``"."`` -- whichever
+    is not the decimal mark --, spaces, apostrophes), accounting parentheses for negatives,
+    a leading sign, a trailing percent sign (``"12%"`` is 12, the number printed), and
+    exponents (``"1e3"``).
+
+    Parameters
+    ----------
+    text : str or number
+        The value to parse. Booleans are refused.
+    decimal : {".", ","}, default "."
+        The decimal mark. With ``","`` the text ``"1.234,56"`` is 1234.56.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        If the text is not a finite number. Digit groups must be three digits (after a
+        first group of 1-3; two-digit Indian groups are accepted before the last three):
+        ``"1,5"`` with ``decimal="."`` is refused rather than read as 15.
+
+    Examples
+    --------
+    >>> parse_number("$1,234.50")
+    1234.5
+    >>> parse_number("(12.00)")
+    -12.0
+    >>> parse_number("1.234,56", decimal=",")
+    1234.56
+    >>> [parse_number(s) for s in ("1e3", "12%", "USD 1 000", "-€3.5", "1,23,456")]
+    [1000.0, 12.0, 1000.0, -3.5, 123456.0]
+    >>> parse_number("1,5")
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: text must be a number (digit groups must be separated every 3 digits with decimal='.'); found '1,5'
+    """
+    _check_decimal(decimal)
+    if isinstance(text, (bool, np.bool_)):
+        raise _number_error(text, "a bool is not a number")
+    if isinstance(text, (int, float, Decimal, np.integer, np.floating)):
+        try:
+            value = float(text)
+        except (OverflowError, ValueError):  # 10**400; Decimal("sNaN")
+            raise _number_error(text, "not finite") from None
+        if not math.isfinite(value):
+            raise _number_error(text, "not finite")
+        return value
+    if not isinstance(text, str):
+        raise _number_error(text, f"expected a string or a number, not {type(text).__name__}")
+    value = _parse_number_cached(text, decimal)
+    if math.isnan(value):
+        _parse_number_str(text, decimal)  # re-run uncached to raise the specific reason
+    return value
+
+
+def _number_or_nan(value: Any, decimal: str) -> float:
+    if isinstance(value, str):
+        return _parse_number_cached(value, decimal)
+    try:
+        return parse_number(value, decimal=decimal)
+    except ValidationError:
+        return math.nan
+
+
+def _check_tol(value: Any, name: str) -> None:
+    ok = (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, (bool, np.bool_))
+        and math.isfinite(float(value))
+        and float(value) >= 0
+    )
+    if not ok:
+        raise ValidationError(f"{name} must be a finite number >= 0; found {value!r}")
+
+
+@dataclass(frozen=True)
+class Number(BatchedMethods):
+    """1.0 if the parsed numbers agree within tolerance, else 0.0.
+
+    The tolerance is symmetric in truth and prediction:
+    ``|p - t| <= max(abs_tol, rel_tol * max(|p|, |t|))``. Values are parsed with
+    :func:`parse_number`; a value that is not a number on either side makes the pair fall
+    back to :class:`Exact` text comparison (``"N/A"`` equals ``"n/a"``).
+
+    Parameters
+    ----------
+    rel_tol : float, default 0.01
+        Relative tolerance; 1% is the ConfBench paper's tolerance comparator.
+    abs_tol : float, default 0.0
+        Absolute tolerance.
+    decimal : {".", ","}, default "."
+        Decimal mark used when parsing strings.
+
+    Attributes
+    ----------
+    default_threshold : float
+        1.0: the comparator is binary, so every threshold in (0, 1] means "within tolerance".
+
+    Notes
+    -----
+    Binary floating point rounds the difference of two parsed decimals: ``1.24 - 1.23`` is
+    ``0.010000000000000009``. A slack of four units in the last place of the larger
+    magnitude is added to the tolerance so that ``abs_tol=0.01`` accepts a one-cent
+    difference, as a decimal reading of the documents would.
+
+    Examples
+    --------
+    >>> Number()("$1,234.50", 1234.5)
+    1.0
+    >>> Number()(100, 100.9), Number()(100.9, 100)  # symmetric: 0.9 <= 0.01 * 100.9
+    (1.0, 1.0)
+    >>> Number()(100, 102)
+    0.0
+    >>> Number(rel_tol=0.0, abs_tol=0.01)("1.23", "1.24")
+    1.0
+    >>> Number()("N/A", "n/a")  # not numbers: compared as Exact text
+    1.0
+    """
+
+    rel_tol: float = 0.01
+    abs_tol: float = 0.0
+    decimal: str = "."
+    default_threshold: ClassVar[float] = 1.0
+
+    def __post_init__(self) -> None:
+        _check_tol(self.rel_tol, "rel_tol")
+        _check_tol(self.abs_tol, "abs_tol")
+        _check_decimal(self.decimal)
+
+    def _within(self, t: np.ndarray, p: np.ndarray) -> np.ndarray:
+        scale = np.maximum(np.abs(t), np.abs(p))
+        slack = _MAX_SLACK * scale
+        tol = np.maximum(self.abs_tol + slack, (self.rel_tol + _MAX_SLACK) * scale)
+        with np.errstate(invalid="ignore"):
+            return np.abs(p - t) <= tol  # False wherever a side is NaN
+
+    def __call__(self, truth: Any, prediction: Any) -> float:
+        tm, pm = is_missing(truth), is_missing(prediction)
+        if tm or pm:
+            return float(tm and pm)
+        t = _number_or_nan(truth, self.decimal)
+        p = _number_or_nan(prediction, self.decimal)
+        if math.isnan(t) or math.isnan(p):
+            return Exact()(truth, prediction)
+        return float(self._within(np.float64(t), np.float64(p)))
+
+    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> Parsed:
+        dec, cached = self.decimal, _parse_number_cached
+        parsed = np.array([
+            math.nan if miss else cached(v, dec) if type(v) is str else _number_or_nan(v, dec)
+            for v, miss in zip(values, missing.tolist())
+        ], dtype=np.float64).reshape(len(values))
+        return Parsed(parsed, np.isnan(parsed) & ~missing, values, missing)
+
+    def _pairs(self, pt: Parsed, pp: Parsed, ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        sim = self._within(pt.values[ti], pp.values[pj]).astype(np.float64)
+        return with_fallback(sim, pt, pp, ti, pj)
+
+

@@ -1,0 +1,227 @@
+"""Text comparison: normalization, :class:`Text` and :class:`Exact`, and the text fallback
+that :class:`~confcal.scoring.comparators.Number` and :class:`Date` use for values that do
+not parse. Public through :mod:`confcal.scoring.comparators`."""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+from .._validation import is_missing
+
+from ._kernels import CACHE_SIZE, BatchedMethods, check_bool, codes
+
+NEAR_EXACT_THRESHOLD: float = 0.9
+"""The default :class:`Text` threshold: the ConfBench paper's near-exact acceptance."""
+
+ANLS_THRESHOLD: float = 0.5
+"""The lenient ANLS cut-off of document VQA (Biten et al., 2019), the threshold that
+stickler-eval 1.0.0 applies to text: a similarity below 0.5 means another value was read.
+Not a default anywhere; ask for it with ``Field(Text(), threshold=ANLS_THRESHOLD)`` or
+:func:`confcal.scoring.presets.fcc_invoice` ``(text_threshold=ANLS_THRESHOLD)``."""
+
+
+# --------------------------------------------------------------------------- text
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _normalize_str(text: str, ignore_punctuation: bool) -> str:
+    # NFKC is the identity on ASCII; skipping it halves the cost on typical invoices.
+    s = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    s = s.casefold()
+    if ignore_punctuation:
+        # Unicode categories Pc, Pd, Ps, Pe, Pi, Pf, Po: punctuation, not symbols ($, +, ©),
+        # which carry meaning. Deleted rather than replaced by a space, as in the SQuAD
+        # answer normalization: "A.C.M.E." -> "acme".
+        s = "".join(ch for ch in s if not unicodedata.category(ch).startswith("P"))
+    return " ".join(s.split())
+
+
+def normalize_text(value: Any, *, ignore_punctuation: bool = False) -> str:
+    """Normalize a value for text comparison.
+
+    Unicode NFKC, casefold, whitespace runs collapsed to one space and stripped. With
+    ``ignore_punctuation=True`` Unicode punctuation (categories ``P*``) is deleted as well.
+    Non-string values are compared through ``str(value)``; a missing value becomes ``""``.
+
+    Parameters
+    ----------
+    value : Any
+        The value to normalize.
+    ignore_punctuation : bool, default False
+        Delete punctuation characters before comparing.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> normalize_text("  ACME\\u00a0 Media,  Inc. ")
+    'acme media, inc.'
+    >>> normalize_text("A.C.M.E. Media", ignore_punctuation=True)
+    'acme media'
+    >>> normalize_text("ﬁle №1")  # NFKC folds ligatures and compatibility characters
+    'file no1'
+    """
+    if is_missing(value):
+        return ""
+    return _normalize_str(value if isinstance(value, str) else str(value), ignore_punctuation)
+
+
+def normalized(values: Sequence[Any], missing: np.ndarray, ignore_punctuation: bool) -> list[str]:
+    norm = _normalize_str
+    return [
+        "" if miss else norm(v if type(v) is str else str(v), ignore_punctuation)
+        for v, miss in zip(values, missing.tolist())
+    ]
+
+
+# --------------------------------------------------------------------------- text
+
+
+@dataclass(frozen=True)
+class Text(BatchedMethods):
+    """Normalized Levenshtein similarity, ``1 - distance / max(len(truth), len(prediction))``.
+
+    Both values go through :func:`normalize_text` first (NFKC, casefold, whitespace
+    collapse; punctuation kept unless ``ignore_punctuation=True``). The distance is
+    RapidFuzz's ``Levenshtein.normalized_similarity`` (unit costs), the measure behind ANLS.
+
+    Parameters
+    ----------
+    ignore_punctuation : bool, default False
+        Delete Unicode punctuation before comparing.
+
+    Attributes
+    ----------
+    default_threshold : float
+        0.9, used by :class:`~confcal.scoring.schema.Field` when no threshold is given: the
+        near-exact acceptance of the ConfBench paper (F1 "counts only exact or near-exact
+        matches"). After normalization, case and spacing already compare equal, so 0.9
+        accepts at most one edit per ten characters (a stray comma in "Buying Time, LLC")
+        and no edit at all in a value shorter than ten characters, where one character is
+        the value ("Net 30" vs "Net 60": 0.83). The lenient ANLS cut-off of document VQA,
+        0.5 (:data:`ANLS_THRESHOLD`), is there to ask for explicitly.
+
+    Examples
+    --------
+    >>> Text()("ACME Media", "acme  media")
+    1.0
+    >>> Text()("ACME Media", "ACME Medla")  # one substitution in ten characters
+    0.9
+    >>> Text(ignore_punctuation=True)("Net-30", "net 30")  # "net30" vs "net 30": one insertion
+    0.8333333333333334
+    >>> Text().pairwise(["abc", None], ["abd", None]).tolist()
+    [[0.6666666666666667, 0.0], [0.0, 1.0]]
+    """
+
+    ignore_punctuation: bool = False
+    default_threshold: ClassVar[float] = NEAR_EXACT_THRESHOLD
+
+    def __post_init__(self) -> None:
+        check_bool(self.ignore_punctuation, "ignore_punctuation")
+
+    def __call__(self, truth: Any, prediction: Any) -> float:
+        tm, pm = is_missing(truth), is_missing(prediction)
+        if tm or pm:
+            return float(tm and pm)
+        t = normalize_text(truth, ignore_punctuation=self.ignore_punctuation)
+        p = normalize_text(prediction, ignore_punctuation=self.ignore_punctuation)
+        return float(Levenshtein.normalized_similarity(t, p))
+
+    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> list[str]:
+        return normalized(values, missing, self.ignore_punctuation)
+
+    def _pairs(self, pt: list[str], pp: list[str], ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        if len(ti) == 0:
+            return np.zeros(0)
+        sim = process.cpdist(
+            [pt[i] for i in ti.tolist()], [pp[j] for j in pj.tolist()],
+            scorer=Levenshtein.normalized_similarity, dtype=np.float64,
+        )
+        return np.asarray(sim, dtype=np.float64).reshape(len(ti))
+
+    def _blocks(self, pt: list[str], pp: list[str], t_start: np.ndarray, m: np.ndarray,
+                p_start: np.ndarray, n: np.ndarray, ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        sizes = m * n
+        out = np.empty(int(sizes.sum()))
+        at = 0
+        for ts, mm, ps, nn in zip(t_start.tolist(), m.tolist(), p_start.tolist(), n.tolist()):
+            if mm and nn:
+                block = process.cdist(pt[ts:ts + mm], pp[ps:ps + nn],
+                                      scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+                out[at:at + mm * nn] = np.asarray(block).ravel()
+                at += mm * nn
+        return out
+
+
+@dataclass(frozen=True)
+class Exact(BatchedMethods):
+    """1.0 if the values are equal after :func:`normalize_text`, else 0.0.
+
+    Attributes
+    ----------
+    default_threshold : float
+        1.0: the comparator is binary, so every threshold in (0, 1] means "equal".
+
+    Examples
+    --------
+    >>> Exact()("INV-0017", " inv-0017 ")
+    1.0
+    >>> Exact()("INV-0017", "INV-0018")
+    0.0
+    """
+
+    default_threshold: ClassVar[float] = 1.0
+
+    def __call__(self, truth: Any, prediction: Any) -> float:
+        tm, pm = is_missing(truth), is_missing(prediction)
+        if tm or pm:
+            return float(tm and pm)
+        return float(normalize_text(truth) == normalize_text(prediction))
+
+    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> list[str]:
+        return normalized(values, missing, False)
+
+    def _pairs(self, pt: list[str], pp: list[str], ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
+        ct, cp = codes(pt, pp)
+        return (ct[ti] == cp[pj]).astype(np.float64)
+
+
+class Parsed:
+    """Parsed values (float or calendar ordinal) and, lazily, the normalized texts of the
+    values that did not parse, for the Exact fallback."""
+
+    __slots__ = ("_text", "missing", "raw", "unparsed", "values")
+
+    def __init__(self, values: np.ndarray, unparsed: np.ndarray, raw: Sequence[Any],
+                 missing: np.ndarray) -> None:
+        self.values, self.unparsed, self.raw, self.missing = values, unparsed, raw, missing
+        self._text: list[str] | None = None
+
+    @property
+    def text(self) -> list[str]:
+        if self._text is None:
+            self._text = normalized(self.raw, self.missing, False)
+        return self._text
+
+
+def with_fallback(sim: np.ndarray, pt: Parsed, pp: Parsed, ti: np.ndarray,
+                   pj: np.ndarray) -> np.ndarray:
+    """Pairs where a side did not parse are compared as Exact text instead."""
+    if pt.unparsed.any() or pp.unparsed.any():
+        fallback = np.flatnonzero(pt.unparsed[ti] | pp.unparsed[pj])
+        if fallback.size:
+            ct, cp = codes(pt.text, pp.text)
+            sim[fallback] = ct[ti[fallback]] == cp[pj[fallback]]
+    return sim
+
+
