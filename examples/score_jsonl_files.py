@@ -55,7 +55,7 @@ def main(truth_path: Path, runs: dict[str, Path], out: Path) -> None:
         tables.append(result.entities)
 
     written = write_report(pd.concat(tables, ignore_index=True), out, by="model",
-                           budgets=(0.1, 0.3), bootstrap=200)
+                           budgets=(0.1, 0.3), n_resamples=200)
     print(f"\nreport: {written.html}\n")
     # Reading the table: AUROC says whether confidence ranks wrong answers below right
     # ones, ECE whether the numbers can be taken literally, ECARB what a review buys.

@@ -19,13 +19,128 @@ def test_all_names_resolve_and_have_docstrings():
         assert obj.__doc__, f"{name} has no docstring"
 
 
+METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "ecarb_curve", "reliability_bins",
+           "calibration_report", "bootstrap_ci")
+
+
 def test_metrics_share_one_signature_convention():
     # data positional first, then keyword-only options with shared names
-    for name in ("auroc", "ece", "mce", "brier", "ecarb", "ecarb_curve", "reliability_bins",
-                 "calibration_report", "bootstrap_ci"):
+    for name in METRICS:
         params = list(inspect.signature(getattr(confcal, name)).parameters.values())
         assert [p.name for p in params[:2]] == ["correct", "confidence"], name
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[2:]), name
+
+
+def test_every_metric_takes_sample_weight():
+    for name in (*METRICS, "ecarb_ceiling"):
+        params = inspect.signature(getattr(confcal, name)).parameters
+        assert "sample_weight" in params, name
+        assert params["sample_weight"].default is None, name
+        assert params["sample_weight"].kind is inspect.Parameter.KEYWORD_ONLY, name
+
+
+def _public_callables():
+    """(qualified name, callable) of every public function and public method."""
+    import importlib
+
+    modules = ["confcal", "confcal.metrics", "confcal.metrics.bootstrap",
+               "confcal.metrics.sketch", "confcal.calibration.calibrators",
+               "confcal.calibration.routing", "confcal.calibration.confidence",
+               "confcal.report", "confcal.report.plots", "confcal.report.degradation",
+               "confcal.qa.docqa", "confcal.dask", "confcal.scoring", "confcal.testing"]
+    seen = set()
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            targets = [(f"{module_name}.{name}", obj)]
+            if inspect.isclass(obj):
+                targets += [(f"{module_name}.{name}.{m}", f) for m, f in vars(obj).items()
+                            if not m.startswith("_") and callable(getattr(obj, m, None))]
+            for qualified, fn in targets:
+                fn = getattr(fn, "__func__", fn)  # classmethods
+                if callable(fn) and id(fn) not in seen:
+                    seen.add(id(fn))
+                    yield qualified, fn
+
+
+# One vocabulary (docs/api.md): a renamed keyword is gone from the signature and kept, for
+# one release, by confcal._deprecation.renamed_keywords.
+OLD_NAMES = {"level": "confidence_level", "bootstrap": "n_resamples"}
+
+
+def test_no_public_function_takes_an_old_name():
+    checked = 0
+    for name, fn in _public_callables():
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            continue
+        checked += 1
+        for old in (*OLD_NAMES, "group"):
+            assert old not in params, f"{name} takes {old}="
+    assert checked > 100
+
+
+def test_renamed_keywords_still_work_with_a_deprecation_warning():
+    import warnings
+
+    renamed = {name: fn.__renamed_keywords__ for name, fn in _public_callables()
+               if hasattr(fn, "__renamed_keywords__")}
+    assert renamed == {
+        "confcal.threshold_for_accuracy": {"level": "confidence_level"},
+        "confcal.compare_runs": {"bootstrap": "n_resamples"},
+        "confcal.write_report": {"bootstrap": "n_resamples"},
+        "confcal.calibration.calibrators.evaluate_transfer": {"group": "by"},
+        "confcal.calibration.calibrators.cross_validate_calibrator": {"groups": "by"},
+    }
+    for name, renames in renamed.items():
+        for old, new in renames.items():
+            assert OLD_NAMES.get(old, new) == new, name
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = confcal.threshold_for_accuracy([1, 1, 0], [0.9, 0.8, 0.2], target=0.5,
+                                                lower_bound="clopper-pearson", level=0.6)
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert str(caught[0].message).startswith(
+        "threshold_for_accuracy(level=...) is deprecated; use "
+        "threshold_for_accuracy(confidence_level=...) instead")
+    assert result == confcal.threshold_for_accuracy([1, 1, 0], [0.9, 0.8, 0.2], target=0.5,
+                                                    lower_bound="clopper-pearson",
+                                                    confidence_level=0.6)
+
+
+def test_every_budgets_default_is_the_one_default():
+    from confcal.metrics import DEFAULT_BUDGETS
+
+    found = []
+    for name, fn in _public_callables():
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            continue
+        if "budgets" in params and params["budgets"].default is not inspect.Parameter.empty:
+            default = params["budgets"].default
+            if name.endswith("ecarb_curve"):  # a curve over the grid 0.05, ..., 1.0
+                assert default is None, name
+                continue
+            assert default is DEFAULT_BUDGETS, (name, default)
+            found.append(name)
+    assert DEFAULT_BUDGETS == (0.1, 0.3)
+    assert set(found) == {
+        "confcal.calibration_report", "confcal.compare_runs", "confcal.write_report",
+        "confcal.report.runs_table", "confcal.report.compare_runs_sketched",
+        "confcal.CalibrationSketch.report", "confcal.CalibrationSketch.error_bounds",
+        "confcal.dask.calibration_report", "confcal.dask.calibration_reports",
+        "confcal.dask.compare_runs", "confcal.qa.docqa.calibration_table"}
+
+
+def test_reliability_bins_default_to_the_bins_of_ece():
+    ece = inspect.signature(confcal.ece).parameters
+    bins = inspect.signature(confcal.reliability_bins).parameters
+    report = inspect.signature(confcal.calibration_report).parameters
+    for option in ("n_bins", "binning"):
+        assert ece[option].default == bins[option].default == report[option].default
 
 
 def test_core_import_does_not_pull_optional_dependencies():

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import random
+import stat
 import subprocess
 import sys
 import tempfile
@@ -351,6 +352,32 @@ def test_degrade_corpus_writes_variants_with_metadata_and_resumes(augraphy, tmp_
     with pytest.raises(ValidationError, match="must not hold another run's variant.*differs in "
                                               r"\['seed', 'variant_seed'\]"):
         degrade_corpus(pages, ["stains"], seed=5, out_dir=out, progress=False)
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600)])
+def test_degrade_corpus_files_follow_the_umask(augraphy, tmp_path, mask, mode):
+    # images and metadata are staged under mkstemp's 0600 and must end with open()'s mode
+    out = tmp_path / "corpus"
+    old = os.umask(mask)
+    try:
+        degrade_corpus({"inv-1": _page(1)}, ["stains"], seed=1, out_dir=out, progress=False)
+    finally:
+        os.umask(old)
+    written = sorted(p for p in out.rglob("*") if p.is_file())
+    assert [p.relative_to(out).as_posix() for p in written] == [
+        "original/inv-1.json", "original/inv-1.png", "stains/inv-1.json", "stains/inv-1.png"]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in written} == {mode}
+
+
+def test_degrade_corpus_refuses_metadata_that_is_not_an_object(augraphy, tmp_path):
+    out = tmp_path / "corpus"
+    degrade_corpus({"inv-1": _page(1)}, ["stains"], seed=1, out_dir=out, progress=False)
+    meta = out / "stains" / "inv-1.json"
+    meta.write_text("[]")
+    with pytest.raises(ValidationError, match=r"out_dir metadata '.*inv-1\.json' must be a JSON "
+                                              r"object; found a JSON list") as info:
+        degrade_corpus({"inv-1": _page(1)}, ["stains"], seed=1, out_dir=out, progress=False)
+    assert info.value.source == str(meta)
 
 
 def test_degrade_corpus_checks_every_pipeline_before_degrading(augraphy, tmp_path):

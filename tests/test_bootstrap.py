@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import confcal
@@ -49,6 +50,70 @@ def test_reweighting_equals_copying_rows_of_drawn_documents(decimals):
                             binning="quantile", n_resamples=25, seed=11)
     slow = explicit_resample_values(correct, confidence, docs, 25, seed=11)
     np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
+
+
+def explicit_weighted_values(correct, confidence, docs, weight, n_resamples, seed, budget=0.3):
+    """Copy the rows of each drawn document with their weights and recompute."""
+    codes = confcal._validation.check_groups(docs, len(docs))
+    resampler = _DocumentResampler(correct, confidence, codes)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_resamples):
+        counts = resampler.draw_counts(rng).astype(int)
+        rows = np.repeat(np.arange(len(codes)), counts[codes])
+        rep = confcal.calibration_report(correct[rows], confidence[rows], budgets=(budget,),
+                                         sample_weight=weight[rows])
+        out.append([rep.auroc, rep.ece, rep.mce, rep.brier, rep.ecarb[budget], rep.accuracy])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("decimals", [None, 1])
+def test_weighted_resamples_carry_their_rows_weights(decimals):
+    # A document drawn c times weighs c * w per row: the same as copying its rows, each
+    # with its weight, and recomputing the weighted metrics.
+    correct, confidence, docs = data(n=300, n_docs=30, decimals=decimals)
+    weight = np.random.default_rng(1).uniform(0.5, 3.0, size=300)
+    codes = confcal._validation.check_groups(docs, len(docs))
+    _, fast = _distribution(correct, confidence, codes, METRICS, budget=0.3, n_bins=5,
+                            binning="quantile", n_resamples=15, seed=5, sample_weight=weight)
+    slow = explicit_weighted_values(correct, confidence, docs, weight, 15, seed=5)
+    np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)
+
+
+def test_integer_weights_bootstrap_as_the_repeated_rows():
+    # every row keeps at least one copy, so the documents (and the draws) are the same
+    correct, confidence, docs = data(n=200, n_docs=25, decimals=2)
+    weight = np.random.default_rng(2).integers(1, 4, size=200).astype(float)
+    rows = np.repeat(np.arange(200), weight.astype(int))
+    a = bootstrap_ci(correct, confidence, groups=docs, metrics=METRICS, n_resamples=40,
+                     seed=3, sample_weight=weight)
+    b = bootstrap_ci(correct[rows], confidence[rows], groups=docs[rows], metrics=METRICS,
+                     n_resamples=40, seed=3)
+    assert a["metric"].tolist() == b["metric"].tolist()
+    for column in ("estimate", "low", "high"):
+        np.testing.assert_allclose(a[column], b[column], rtol=0, atol=1e-12)
+    assert a["n_valid"].tolist() == b["n_valid"].tolist()
+
+
+def test_unit_weights_bootstrap_as_no_weights_exactly():
+    correct, confidence, docs = data(decimals=2)
+    plain = bootstrap_ci(correct, confidence, groups=docs, metrics=METRICS, n_resamples=30)
+    ones = bootstrap_ci(correct, confidence, groups=docs, metrics=METRICS, n_resamples=30,
+                        sample_weight=np.ones(len(correct)))
+    pd.testing.assert_frame_equal(plain, ones)
+
+
+def test_weighted_estimates_equal_the_weighted_metric_functions():
+    correct, confidence, docs = data(decimals=2)
+    weight = np.random.default_rng(3).uniform(0, 2, size=len(correct))
+    ci = bootstrap_ci(correct, confidence, groups=docs, metrics=METRICS, n_resamples=5,
+                      sample_weight=weight)
+    est = dict(zip(ci.metric, ci.estimate))
+    kw = {"sample_weight": weight}
+    for name in ("auroc", "ece", "mce", "brier", "ecarb"):
+        assert est[name] == pytest.approx(getattr(confcal, name)(correct, confidence, **kw),
+                                          abs=1e-12), name
+    assert est["accuracy"] == pytest.approx(weight[correct].sum() / weight.sum(), abs=1e-15)
 
 
 def test_estimates_equal_the_metric_functions():
@@ -147,6 +212,8 @@ def test_undefined_estimate_warns_and_gives_nan_interval():
         ({"seed": 1.5}, r"seed must be an int or None; found 1\.5"),
         ({"budget": 0}, r"budget must be a number in \(0, 1\]"),
         ({"binning": "x"}, r"binning must be one of"),
+        ({"sample_weight": [1, -1, 1]}, r"sample_weight must be finite and >= 0"),
+        ({"sample_weight": [1, 1]}, r"sample_weight must have one weight per prediction"),
     ],
 )
 def test_bad_options(kwargs, message):

@@ -232,7 +232,8 @@ def test_json_round_trip_is_exact_for_any_parameters(t, eps, slope, intercept, k
      '"params": {"slope": 1.0}}', r"PlattScaling JSON params must be exactly"),
     ('{"format": "confcal.calibrator", "version": 1, "type": "IsotonicCalibration", '
      '"params": {"x": [0.1, 0.2], "y": [0.9, 0.1]}}', r"y must be non-decreasing"),
-    ('[1, 2]', r"calibrator JSON must be an object with the keys"),
+    ('[1, 2]', r"text must be a JSON object; found a JSON list"),
+    ('{"format": "confcal.calibrator"}', r"calibrator JSON must be an object with the keys"),
 ])
 def test_from_json_rejects_bad_documents(text, match):
     with pytest.raises(ValidationError, match=match):
@@ -382,7 +383,7 @@ def _tiers() -> pd.DataFrame:
 
 
 def test_evaluate_transfer_hand_worked():
-    out = evaluate_transfer(_tiers(), group="tier")
+    out = evaluate_transfer(_tiers(), by="tier")
     assert list(out.columns) == ["fit_group", "eval_group", "n_fit", "n_eval", "ece_before",
                                  "ece_after", "brier_before", "brier_after"]
     assert out.attrs["n_without_confidence"] == 1  # the NaN row: left out, counted
@@ -399,6 +400,17 @@ def test_evaluate_transfer_hand_worked():
     noisy_to_clean = out.iloc[1]
     assert noisy_to_clean.ece_after == pytest.approx(0.15)
     assert (noisy_to_clean.n_fit, noisy_to_clean.n_eval) == (5, 4)
+
+
+def test_group_and_groups_are_deprecated_names_of_by():
+    with pytest.warns(DeprecationWarning, match=r"evaluate_transfer\(group=\.\.\.\) is "
+                                                r"deprecated; use evaluate_transfer\(by="):
+        old = evaluate_transfer(_tiers(), group="tier")
+    pd.testing.assert_frame_equal(old, evaluate_transfer(_tiers(), by="tier"))
+    with pytest.warns(DeprecationWarning, match=r"cross_validate_calibrator\(groups=\.\.\.\)"):
+        old = cross_validate_calibrator(_tiers(), groups="doc_id", folds=2)
+    pd.testing.assert_frame_equal(old, cross_validate_calibrator(_tiers(), by="doc_id",
+                                                                 folds=2))
 
 
 def test_evaluate_transfer_accepts_names_classes_and_callables():
@@ -504,7 +516,7 @@ def test_cross_validation_result_and_reproducibility():
     ({"folds": 4}, r"folds must be at most the number of doc_id values with a confidence "
                    r"\(2\); found 4"),
     ({"seed": "x"}, r"seed must be an int or None; found 'x'"),
-    ({"groups": "invoice"}, r"entities must have the columns .* found \['invoice'\] missing"),
+    ({"by": "invoice"}, r"entities must have the columns .* found \['invoice'\] missing"),
 ])
 def test_cross_validation_errors(kwargs, match):
     with pytest.raises(ValidationError, match=match):

@@ -126,7 +126,7 @@ def test_score_then_report_end_to_end(inputs, tmp_path):
         expected.append(score_documents(FCC_INVOICE, truths, preds,
                                         metadata={d: {"model": model} for d in truths}).entities)
     library = compare_runs(pd.concat(expected), by="model", budgets=(0.2, 0.4), n_bins=4,
-                           bootstrap=20)
+                           n_resamples=20)
     pd.testing.assert_frame_equal(metrics, library, check_dtype=False)
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "<script" not in page.lower()
@@ -413,3 +413,17 @@ def test_streamed_score_errors_name_the_truth_file_and_line(tmp_path):
         assert message in proc.stderr
         assert "Traceback" not in proc.stderr
         assert not (tmp_path / "out.parquet").exists()
+
+
+def test_budgets_default_is_the_library_default():
+    # --budgets defaults to None and is read as confcal.metrics.DEFAULT_BUDGETS when used,
+    # so the command line has no budget tuple of its own (and no numpy at start-up)
+    from confcal.cli import _main
+    from confcal.metrics import DEFAULT_BUDGETS
+
+    args = _main._parser().parse_args(["report", "x.parquet", "-o", "out"])
+    assert args.budgets is None
+    assert _main._budgets_or_default(args.budgets) is DEFAULT_BUDGETS
+    assert _main._budgets_or_default((0.2,)) == (0.2,)
+    # the help texts spell the default out ("default 0.1,0.3"): they must say the truth
+    assert ",".join(f"{b:g}" for b in DEFAULT_BUDGETS) == "0.1,0.3"

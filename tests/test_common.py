@@ -21,8 +21,8 @@ REGISTRY = {
                     True, False),
     "mce": (confcal.mce, True, False),
     "brier": (confcal.brier, True, False),
-    "ecarb_0.3": (lambda y, c, **kw: confcal.ecarb(y, c, budget=0.3, **kw), False, True),
-    "ecarb_0.29": (lambda y, c, **kw: confcal.ecarb(y, c, budget=0.29, **kw), False, True),
+    "ecarb_0.3": (lambda y, c, **kw: confcal.ecarb(y, c, budget=0.3, **kw), True, True),
+    "ecarb_0.29": (lambda y, c, **kw: confcal.ecarb(y, c, budget=0.29, **kw), True, True),
 }
 
 BOUNDS = {"auroc": (0, 1), "ece_quantile": (0, 1), "ece_uniform": (0, 1), "mce": (0, 1),

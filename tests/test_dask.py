@@ -84,8 +84,16 @@ def test_score_and_report_equal_single_machine(client: Any, corpus: Any) -> None
 def test_grouped_report_and_table(client: Any, corpus: Any) -> None:
     entities = corpus.score(tiers=["clean", "high"]).entities
     ddf = dd.from_pandas(entities, npartitions=7)
-    reports = cdask.calibration_report(ddf, by=["model", "tier"], budgets=BUDGETS)
+    reports = cdask.calibration_reports(ddf, by=["model", "tier"], budgets=BUDGETS)
     assert len(reports) == 8
+    # the old grouped form of calibration_report still works, with a DeprecationWarning
+    with pytest.warns(DeprecationWarning, match=r"calibration_report\(by=\.\.\.\) is "
+                                                r"deprecated; use calibration_reports"):
+        old = cdask.calibration_report(ddf, by=["model", "tier"], budgets=BUDGETS)
+    assert list(old) == list(reports)
+    whole = cdask.calibration_reports(ddf, budgets=BUDGETS)
+    assert list(whole) == [()]  # one type whatever `by` is: () keys the whole table
+    _assert_reports_equal(whole[()], cdask.calibration_report(ddf, budgets=BUDGETS))
     for (model, tier), rep in reports.items():
         group = entities[(entities["model"] == model) & (entities["tier"] == tier)]
         has = group["confidence"].notna()

@@ -508,6 +508,43 @@ def test_cache_key_changes_with_model_prompt_and_image(server, tmp_path):
     assert len(script.requests) == before
 
 
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600)])
+def test_cached_answers_follow_the_umask(server, tmp_path, mask, mode):
+    # as the core writers: mkstemp's 0600 would make a shared cache unreadable to the team,
+    # and a private umask must keep the answers private
+    import os
+    import stat
+
+    url, script = server
+    script.responder = lambda body: completion(TOPK_ANSWER)
+    cache = tmp_path / "cache"
+    old = os.umask(mask)
+    try:
+        run_extraction(client_for(url), _corpus(), modality="ocr", strategy="verbalized",
+                       schema=SCHEMA, cache_dir=cache, progress=False)
+    finally:
+        os.umask(old)
+    written = sorted(cache.rglob("*.json"))
+    assert len(written) == 3
+    assert {stat.S_IMODE(f.stat().st_mode) for f in written} == {mode}
+    assert not [f for f in cache.rglob("*") if f.name.startswith(".")]  # no temporary file
+
+
+def test_a_cache_entry_that_is_not_an_object_is_refused(server, tmp_path):
+    url, script = server
+    script.responder = lambda body: completion(TOPK_ANSWER)
+    kwargs = {"modality": "ocr", "strategy": "verbalized", "schema": SCHEMA,
+              "cache_dir": tmp_path, "progress": False}
+    run_extraction(client_for(url), {"doc-a": _corpus()["doc-a"]}, **kwargs)
+    (entry,) = tmp_path.rglob("*.json")
+    entry.write_text("[1, 2]")
+    with pytest.raises(ValidationError, match=r"must be a cached answer; found an unreadable "
+                                              r"file \(the file must be a JSON object; found a "
+                                              r"JSON list\); delete it") as info:
+        run_extraction(client_for(url), {"doc-a": _corpus()["doc-a"]}, **kwargs)
+    assert info.value.source == str(entry)
+
+
 def test_run_extraction_records_unreadable_answers_and_caches_them(server, tmp_path):
     url, script = server
     script.responder = lambda body: (completion("I cannot read this page.")

@@ -124,7 +124,7 @@ def test_read_documents_folder(tmp_path):
     assert list(read_documents(tmp_path).items()) == [("inv-1", {"Agency": "A"}),
                                                       ("inv-2", {"Agency": "B"})]
     (tmp_path / "inv-3.json").write_text('["not", "a", "document"]')
-    with pytest.raises(ValidationError, match=r"inv-3.json: must hold one JSON object \(the "
+    with pytest.raises(ValidationError, match=r"inv-3.json: must be one JSON object \(the "
                                               r"document\); found a JSON list"):
         read_documents(tmp_path)
 

@@ -116,6 +116,88 @@ def test_ecarb_curve_columns_and_values():
     assert default["ecarb"].iloc[-1] == 1.0  # reviewing everything is never amplified
 
 
+# --- ECARB with sample_weight (frequency weights) ----------------------------------------
+def test_weighted_ecarb_hand_worked_and_equal_to_repeated_rows():
+    correct = [0, 1, 0, 1]
+    confidence = [0.1, 0.2, 0.3, 0.4]
+    weight = [3, 1, 1, 5]
+    # W = 10, E = 3 + 1 = 4; b = 0.2: K = 2 units, both from the weight-3 error at 0.1:
+    # 2 / (2/10 * 4) = 2.5
+    assert ecarb(correct, confidence, budget=0.2, sample_weight=weight) == 2.5
+    # b = 0.5: K = 5: the error (3), the 0.2 row (1), the 0.3 error (1): 4 / (5/10 * 4) = 2
+    assert ecarb(correct, confidence, budget=0.5, sample_weight=weight) == 2.0
+    # ceiling: min(K, E) * W / (K * E) = 2 * 10 / (2 * 4) = 2.5 at b = 0.2
+    assert ecarb_ceiling(correct, budget=0.2, sample_weight=weight) == 2.5
+    rows = np.repeat(np.arange(4), weight)
+    y, c = np.asarray(correct)[rows], np.asarray(confidence)[rows]
+    for b in (0.1, 0.2, 0.29, 0.3, 0.5, 1.0):
+        for ties in ("expected", "stable", "pessimistic", "optimistic"):
+            assert ecarb(correct, confidence, budget=b, ties=ties, sample_weight=weight) == \
+                ecarb(y, c, budget=b, ties=ties), (b, ties)
+        assert ecarb_ceiling(correct, budget=b, sample_weight=weight) == \
+            ecarb_ceiling(y, budget=b)
+
+
+def test_weighted_ecarb_cuts_inside_a_row_and_a_tied_run():
+    # a run of two at 0.5: an error of weight 1.5 and a correct row of weight 0.5, then a
+    # correct row of weight 2 at 0.9. W = 4, E = 1.5; b = 0.5: K = 2 units, all of the run:
+    # 1.5 / (2/4 * 1.5) = 2
+    correct, confidence, weight = [0, 1, 1], [0.5, 0.5, 0.9], [1.5, 0.5, 2.0]
+    assert ecarb(correct, confidence, budget=0.5, sample_weight=weight) == 2.0
+    # b = 0.25: K = 1 unit of the run's 2: expected 1.5 * 1/2 = 0.75 -> 0.75 / (1/4 * 1.5) = 2
+    assert ecarb(correct, confidence, budget=0.25, sample_weight=weight) == 2.0
+    # pessimistic: the 0.5 correct first, then 0.5 of the error -> 0.5 / 0.375 = 4/3
+    assert ecarb(correct, confidence, budget=0.25, ties="pessimistic",
+                 sample_weight=weight) == pytest.approx(4 / 3, abs=1e-15)
+    # optimistic and stable (the error is the first row): 1 unit of the error -> 1 / 0.375
+    for ties in ("optimistic", "stable"):
+        assert ecarb(correct, confidence, budget=0.25, ties=ties,
+                     sample_weight=weight) == pytest.approx(8 / 3, abs=1e-15)
+
+
+def test_weighted_ecarb_unit_weights_are_no_weights_exactly():
+    rng = np.random.default_rng(3)
+    confidence = np.round(rng.uniform(size=500), 1)  # heavy ties
+    correct = rng.uniform(size=500) < confidence
+    ones = np.ones(500)
+    for b in (0.01, 0.1, 0.29, 0.3, 0.77, 1.0):
+        for ties in ("expected", "stable", "pessimistic", "optimistic"):
+            assert ecarb(correct, confidence, budget=b, ties=ties, sample_weight=ones) == \
+                ecarb(correct, confidence, budget=b, ties=ties)
+    pd.testing.assert_frame_equal(ecarb_curve(correct, confidence, sample_weight=ones),
+                                  ecarb_curve(correct, confidence))
+
+
+def test_weighted_ecarb_small_total_and_weightless_errors():
+    # weights summing to 1: K = min(W, max(1, 0)) = W, everything is reviewed -> 1.0
+    assert ecarb([0, 1, 1], [0.1, 0.5, 0.9], sample_weight=[0.2, 0.3, 0.5]) == 1.0
+    with pytest.warns(UndefinedMetricWarning, match=r"errors .* carry no weight \(E = 0\)"):
+        assert math.isnan(ecarb([0, 1, 1], [0.1, 0.5, 0.9], sample_weight=[0, 1, 1]))
+    with pytest.warns(UndefinedMetricWarning, match="carry no weight"):
+        assert math.isnan(ecarb_ceiling([0, 1, 1], sample_weight=[0, 1, 1]))
+
+
+def test_weighted_ecarb_curve_and_report_agree_with_the_scalar_functions():
+    correct, confidence, weight = [0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], [3, 1, 1, 5]
+    curve = ecarb_curve(correct, confidence, budgets=[0.2, 0.5], sample_weight=weight)
+    # K and the error weight caught, as worked out above
+    assert curve["k"].tolist() == [2, 5]
+    assert curve["errors_caught"].tolist() == [2.0, 4.0]
+    assert curve["ecarb"].tolist() == [2.5, 2.0]
+    rep = calibration_report(correct, confidence, budgets=(0.2, 0.5), n_bins=2,
+                             sample_weight=weight)
+    assert dict(rep.ecarb) == {0.2: 2.5, 0.5: 2.0}
+    assert rep.ecarb_ceiling[0.2] == 2.5
+    assert (rep.n, rep.n_errors) == (4, 2)  # rows; the metrics are weighted
+    assert rep.accuracy == 6 / 10
+    assert rep.auroc == auroc(correct, confidence, sample_weight=weight)
+    assert rep.ece == ece(correct, confidence, n_bins=2, sample_weight=weight)
+    assert rep.brier == brier(correct, confidence, sample_weight=weight)
+    pd.testing.assert_frame_equal(
+        rep.bins, reliability_bins(correct, confidence, n_bins=2, binning="quantile",
+                                   sample_weight=weight))
+
+
 # --- AUROC -------------------------------------------------------------------------------
 def test_auroc_hand_worked_with_ties():
     # correct: 0.9, 0.6; incorrect: 0.6, 0.3 -> pairs: (0.9>0.6) 1, (0.9>0.3) 1,
@@ -194,13 +276,13 @@ def test_ece_quantile_run_goes_to_bin_of_its_first_element():
 def test_ece_uniform_edges_are_half_open_and_last_closed():
     # M=10: 0.3 is in bin 3 ([0.3, 0.4)), not bin 2, despite 0.3*10 float noise;
     # 1.0 goes to the last bin [0.9, 1.0].
-    table = reliability_bins([1, 1, 1], [0.3, 0.7, 1.0], n_bins=10)
+    table = reliability_bins([1, 1, 1], [0.3, 0.7, 1.0], n_bins=10, binning="uniform")
     assert table["bin"].tolist() == [3, 7, 9]
     assert table["lower"].tolist() == [0.3, 0.7, 0.9]
     assert table["upper"].tolist() == pytest.approx([0.4, 0.8, 1.0])
     # just below an edge stays below
     below = np.nextafter(0.3, 0)
-    assert reliability_bins([1], [below], n_bins=10)["bin"].tolist() == [2]
+    assert reliability_bins([1], [below], n_bins=10, binning="uniform")["bin"].tolist() == [2]
 
 
 def test_ece_uniform_hand_worked():
@@ -214,14 +296,30 @@ def test_ece_uniform_hand_worked():
 def test_reliability_bins_columns_min_count_and_gap_sign():
     correct = [0, 0, 0, 1, 1]
     confidence = [0.95, 0.92, 0.9, 0.15, 0.5]
-    table = reliability_bins(correct, confidence, n_bins=2)
+    table = reliability_bins(correct, confidence, n_bins=2, binning="uniform")
     assert list(table.columns) == ["bin", "lower", "upper", "count", "mean_confidence",
                                    "accuracy", "gap"]
     # bin 1 holds 0.5, 0.9, 0.92, 0.95 (1 of 4 right): overconfident -> positive gap
     row = table.set_index("bin").loc[1]
     assert row["count"] == 4
     assert row["gap"] == pytest.approx((0.5 + 0.9 + 0.92 + 0.95) / 4 - 0.25)
-    assert reliability_bins(correct, confidence, n_bins=2, min_count=2)["bin"].tolist() == [1]
+    assert reliability_bins(correct, confidence, n_bins=2, binning="uniform",
+                            min_count=2)["bin"].tolist() == [1]
+
+
+def test_reliability_bins_default_to_the_bins_of_ece():
+    # STYLE: one binning by default: 5 equal-mass bins in ece, reliability_bins and the
+    # report, so the default table is the one behind the default ECE
+    rng = np.random.default_rng(7)
+    confidence = np.round(rng.uniform(size=200), 2)
+    correct = rng.uniform(size=200) < confidence
+    table = reliability_bins(correct, confidence)
+    pd.testing.assert_frame_equal(table, reliability_bins(correct, confidence, n_bins=5,
+                                                          binning="quantile"))
+    pd.testing.assert_frame_equal(table, calibration_report(correct, confidence).bins)
+    # ECE = sum over bins of count/n * |gap|
+    assert ece(correct, confidence) == pytest.approx(
+        float((table["count"] / 200 * table["gap"].abs()).sum()), abs=1e-12)
 
 
 def test_reliability_bins_with_weights_has_weight_column():

@@ -29,7 +29,7 @@ def _count_labels(fig) -> list[str]:
 def test_reliability_diagram_shows_the_count_of_every_visible_bin():
     correct, confidence = _data()
     fig = plots.reliability_diagram(correct, confidence)
-    bins = confcal.reliability_bins(correct, confidence, n_bins=10)
+    bins = confcal.reliability_bins(correct, confidence, n_bins=10, binning="uniform")
     assert (bins["count"] >= 30).all()  # nothing hidden in this sample
     assert _count_labels(fig) == [f"{c:,}" for c in bins["count"]]
     # one accuracy bar per bin, at the bin's edge, as tall as the bin's accuracy

@@ -94,7 +94,7 @@ def test_groups_default_to_metadata_and_keep_missing_keys():
 
 def test_bootstrap_intervals_resample_documents():
     entities = load_demo().score(models=["sim-logprob"], tiers=["high"]).entities
-    table = compare_runs(entities, budgets=(0.1, 0.3), bootstrap=200, seed=3)
+    table = compare_runs(entities, budgets=(0.1, 0.3), n_resamples=200, seed=3)
     row = table.iloc[0]
     for metric in ("woa", "f1", "auroc", "ece", "brier", "ecarb@0.1", "ecarb@0.3"):
         assert row[f"{metric}_low"] <= row[metric] <= row[f"{metric}_high"], metric
@@ -106,11 +106,19 @@ def test_bootstrap_intervals_resample_documents():
                               seed=3).set_index("metric")
     assert row["auroc_low"] == ci.at["auroc", "low"]
     assert row["ecarb@0.1_high"] == ci.at["ecarb", "high"]
-    again = compare_runs(entities, budgets=(0.1, 0.3), bootstrap=200, seed=3)
+    again = compare_runs(entities, budgets=(0.1, 0.3), n_resamples=200, seed=3)
     pd.testing.assert_frame_equal(table, again)
-    assert table.attrs["bootstrap"] == 200 and table.attrs["by"] == ["model", "tier",
+    assert table.attrs["n_resamples"] == 200 and table.attrs["by"] == ["model", "tier",
                                                                       "pipeline",
                                                                       "confidence_source"]
+
+
+def test_bootstrap_is_a_deprecated_name_of_n_resamples(tmp_path):
+    with pytest.warns(DeprecationWarning, match=r"compare_runs\(bootstrap=\.\.\.\) is "
+                                                r"deprecated; use compare_runs\(n_resamples"):
+        old = compare_runs(_toy(), bootstrap=20)
+    pd.testing.assert_frame_equal(old, compare_runs(_toy(), n_resamples=20))
+    assert old.attrs["n_resamples"] == 20
 
 
 def test_woa_f1_resamples_equal_copying_the_drawn_documents():
@@ -150,7 +158,7 @@ def test_undefined_metrics_warn_naming_the_group():
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"by": "tier"}, r"by must name columns of entities; found \['tier'\] absent"),
     ({"budgets": (0.0,)}, r"budgets\[0\] must be a number in \(0, 1\]; found 0.0"),
-    ({"bootstrap": -1}, "bootstrap must be an integer >= 0; found -1"),
+    ({"n_resamples": -1}, "n_resamples must be an integer >= 0; found -1"),
     ({"binning": "equal"}, "binning must be one of 'quantile', 'uniform'; found 'equal'"),
     ({"seed": 1.5}, "seed must be an int or None; found 1.5"),
 ])
@@ -173,7 +181,7 @@ def test_compare_runs_checks_the_entity_table():
 
 def test_format_runs_and_writers_escape_everything():
     table = compare_runs(_toy().assign(model=XSS_MODEL), budgets=(0.5,), n_bins=2,
-                         bootstrap=50)
+                         n_resamples=50)
     text = format_runs(table)
     assert list(text.columns) == ["model", "docs", "entities", "no confidence", "WOA", "F1",
                                   "AUROC", "ECE", "Brier", "ECARB@0.5", "max@0.5"]
@@ -210,7 +218,7 @@ def written(hostile_entities, tmp_path_factory) -> report.WrittenReport:
     out = tmp_path_factory.mktemp("written") / "report"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing is undefined in these runs
-        return write_report(hostile_entities, out, by=("model", "tier"), bootstrap=30,
+        return write_report(hostile_entities, out, by=("model", "tier"), n_resamples=30,
                             notes=["synthetic data"])
 
 
@@ -255,13 +263,13 @@ def test_existing_folders_are_replaced_only_when_they_hold_a_report(written, tmp
     shutil.copytree(written.directory, out)
     (out / "report.md").write_text("old")
     frame = _toy()
-    write_report(frame, out, bootstrap=0, n_bins=2, budgets=(0.5,))
+    write_report(frame, out, n_resamples=0, n_bins=2, budgets=(0.5,))
     assert (out / "report.md").read_text() != "old"
     (out / "notes.txt").write_text("mine")
     with pytest.raises(ValidationError, match=r"must be new, empty or a previous confcal "
                                               r"report; found 1 other entries, first "
                                               r"'notes.txt'"):
-        write_report(frame, out, bootstrap=0, n_bins=2, budgets=(0.5,))
+        write_report(frame, out, n_resamples=0, n_bins=2, budgets=(0.5,))
     assert (out / "notes.txt").read_text() == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # no staging left
 
@@ -274,7 +282,7 @@ def test_a_failure_leaves_nothing_half_written(tmp_path, monkeypatch):
 
     monkeypatch.setattr(report, "_markdown_page", broken)
     with pytest.raises(OSError, match="disk full"):
-        write_report(_toy(), out, bootstrap=0, n_bins=2, budgets=(0.5,))
+        write_report(_toy(), out, n_resamples=0, n_bins=2, budgets=(0.5,))
     assert list(tmp_path.iterdir()) == []
 
 

@@ -31,12 +31,38 @@ CONFIDENCE = [0.6, 0.6, 0.7, 0.7, 0.8, 0.9, 0.9, 0.95]
 def test_threshold_hand_worked():
     # threshold 0.6 accepts 8 with 6 right (0.75), 0.7 accepts 6 with 5 right (0.833),
     # 0.8 accepts 4, all right
-    assert threshold_for_accuracy(CORRECT, CONFIDENCE, target=0.75) == (0.6, 1.0, 0.75)
-    assert threshold_for_accuracy(CORRECT, CONFIDENCE, target=0.8) == (0.7, 0.75, 5 / 6)
+    assert tuple(threshold_for_accuracy(CORRECT, CONFIDENCE, target=0.75)) == (0.6, 1.0, 0.75)
+    assert tuple(threshold_for_accuracy(CORRECT, CONFIDENCE, target=0.8)) == (0.7, 0.75, 5 / 6)
     result = threshold_for_accuracy(CORRECT, CONFIDENCE, target=1.0)
-    assert isinstance(result, ThresholdResult) and result == (0.8, 0.5, 1.0)
+    assert isinstance(result, ThresholdResult) and tuple(result) == (0.8, 0.5, 1.0)
     threshold, coverage, accuracy = result  # unpacks as a 3-tuple of Python floats
     assert all(type(v) is float for v in (threshold, coverage, accuracy))
+
+
+def test_results_are_frozen_dataclasses_that_unpack():
+    import dataclasses
+
+    result = threshold_for_accuracy(CORRECT, CONFIDENCE, target=0.8)
+    budget = budget_for_residual_error(CORRECT, CONFIDENCE, target_error=0.2)
+    for r in (result, budget):
+        assert dataclasses.is_dataclass(r)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            r.budget = 0.5  # type: ignore[misc,union-attr]
+    assert tuple(result) == dataclasses.astuple(result) == (0.7, 0.75, 5 / 6)
+    review, left = budget
+    assert (review, left) == (budget.budget, budget.errors_left)
+
+
+def test_level_is_a_deprecated_name_of_confidence_level():
+    kw = {"target": 0.97, "lower_bound": "clopper-pearson"}
+    correct, confidence = [1] * 100, [0.9] * 100
+    with pytest.warns(DeprecationWarning, match=r"threshold_for_accuracy\(level=\.\.\.\) is "
+                                                r"deprecated; use threshold_for_accuracy\("
+                                                r"confidence_level=\.\.\.\) instead"):
+        old = threshold_for_accuracy(correct, confidence, level=0.9, **kw)
+    assert old == threshold_for_accuracy(correct, confidence, confidence_level=0.9, **kw)
+    with pytest.raises(TypeError, match="got both level= .* and confidence_level="):
+        threshold_for_accuracy(correct, confidence, level=0.9, confidence_level=0.9, **kw)
 
 
 def test_threshold_accepts_whole_runs_of_equal_confidence():
@@ -44,27 +70,27 @@ def test_threshold_accepts_whole_runs_of_equal_confidence():
     # "the two right ones at 0.9": >= 0.9 takes all three (2/3 = 0.667), >= 0.5 takes all
     # four (3/4 = 0.75). For target 0.7 the answer is therefore 0.5, not 0.9.
     correct, confidence = [1, 0, 1, 1], [0.9, 0.9, 0.9, 0.5]
-    assert threshold_for_accuracy(correct, confidence, target=0.7) == (0.5, 1.0, 0.75)
+    assert tuple(threshold_for_accuracy(correct, confidence, target=0.7)) == (0.5, 1.0, 0.75)
     # row order is irrelevant
-    assert threshold_for_accuracy(correct[::-1], confidence[::-1], target=0.7) == (0.5, 1.0,
-                                                                                   0.75)
+    assert tuple(threshold_for_accuracy(correct[::-1], confidence[::-1], target=0.7)) == (
+        0.5, 1.0, 0.75)
 
 
 def test_threshold_is_the_lowest_even_when_accuracy_is_not_monotone():
     # accepted accuracy by threshold: 0.9 -> 1/1, 0.8 -> 1/2, 0.7 -> 2/3, 0.6 -> 3/4.
     # Target 0.75: 0.6 (3/4) is the lowest that reaches it although 0.7 and 0.8 do not.
     correct, confidence = [1, 1, 0, 1], [0.6, 0.7, 0.8, 0.9]
-    assert threshold_for_accuracy(correct, confidence, target=0.75) == (0.6, 1.0, 0.75)
+    assert tuple(threshold_for_accuracy(correct, confidence, target=0.75)) == (0.6, 1.0, 0.75)
 
 
 def test_accuracy_is_compared_exactly_with_the_written_target():
     # 49 of 50 right: 49/50 = 0.98 exactly, the target as written
     correct = [1] * 49 + [0]
-    assert threshold_for_accuracy(correct, [0.9] * 50, target=0.98) == (0.9, 1.0, 0.98)
+    assert tuple(threshold_for_accuracy(correct, [0.9] * 50, target=0.98)) == (0.9, 1.0, 0.98)
     # 1 of 10 right against target 0.1: the float 0.1 is 0.1000000000000000055..., above
     # 1/10, but the target reads as written (1/10), so 1/10 reaches it
     correct = [1] + [0] * 9
-    assert threshold_for_accuracy(correct, [0.5] * 10, target=0.1) == (0.5, 1.0, 0.1)
+    assert tuple(threshold_for_accuracy(correct, [0.5] * 10, target=0.1)) == (0.5, 1.0, 0.1)
     # 1 of 3 right: 1/3 >= 0.3333333333333333 (as written) holds...
     assert threshold_for_accuracy([1, 0, 0], [0.5] * 3, target=1 / 3).threshold == 0.5
     # ...and 1/3 >= 0.33333333333333337 (the next float) does not, although the float
@@ -93,11 +119,11 @@ def test_clopper_pearson_hand_worked():
     assert 0.05 ** 0.01 == pytest.approx(0.970487, abs=1e-6)
     result = threshold_for_accuracy(correct, confidence, target=0.97,
                                     lower_bound="clopper-pearson")
-    assert result == (0.9, 1.0, 1.0)  # accuracy stays the point estimate
+    assert tuple(result) == (0.9, 1.0, 1.0)  # accuracy stays the point estimate
     with pytest.warns(UndefinedMetricWarning, match=r"clopper-pearson lower bound at level "
                                                     r"0.99; the best is 0.954993"):
         threshold_for_accuracy(correct, confidence, target=0.97, lower_bound="clopper-pearson",
-                               level=0.99)
+                               confidence_level=0.99)
 
 
 def test_clopper_pearson_trades_coverage_for_the_guarantee():
@@ -108,11 +134,11 @@ def test_clopper_pearson_trades_coverage_for_the_guarantee():
     # does, so the lowest threshold 0.5 is kept. Target 0.92: neither.
     correct = [1] * 20 + [1] * 76 + [0] * 4
     confidence = [0.9] * 20 + [0.5] * 80
-    assert threshold_for_accuracy(correct, confidence, target=0.95) == (0.5, 1.0, 0.96)
+    assert tuple(threshold_for_accuracy(correct, confidence, target=0.95)) == (0.5, 1.0, 0.96)
     with pytest.warns(UndefinedMetricWarning, match=r"the best is 0.910804 at threshold 0.5"):
         threshold_for_accuracy(correct, confidence, target=0.95, lower_bound="clopper-pearson")
-    assert threshold_for_accuracy(correct, confidence, target=0.91,
-                                  lower_bound="clopper-pearson") == (0.5, 1.0, 0.96)
+    assert tuple(threshold_for_accuracy(correct, confidence, target=0.91,
+                                        lower_bound="clopper-pearson")) == (0.5, 1.0, 0.96)
     # the message reports the best bound over all thresholds, feasible or not
     with pytest.warns(UndefinedMetricWarning, match=r"the best is 0.910804 at threshold 0.5"):
         threshold_for_accuracy(correct, confidence, target=0.92, lower_bound="clopper-pearson")
@@ -130,10 +156,12 @@ def test_clopper_pearson_trades_coverage_for_the_guarantee():
     ({"target": 1.5}, r"target must be a number in \(0, 1\]; found 1.5"),
     ({"target": "high"}, r"target must be a number in \(0, 1\]; found 'high'"),
     ({"lower_bound": "wilson"}, r"lower_bound must be one of 'clopper-pearson'; found 'wilson'"),
-    ({"level": 0.9}, r"level must be None without a lower_bound .*; found 0.9"),
-    ({"lower_bound": "clopper-pearson", "level": 0.3},
-     r"level must be a number in \[0.5, 1\); found 0.3"),
-    ({"lower_bound": "clopper-pearson", "level": 1.0}, r"level must be a number in \(0, 1\)"),
+    ({"confidence_level": 0.9},
+     r"confidence_level must be None without a lower_bound .*; found 0.9"),
+    ({"lower_bound": "clopper-pearson", "confidence_level": 0.3},
+     r"confidence_level must be a number in \[0.5, 1\); found 0.3"),
+    ({"lower_bound": "clopper-pearson", "confidence_level": 1.0},
+     r"confidence_level must be a number in \(0, 1\)"),
 ])
 def test_threshold_option_errors(kwargs, match):
     with pytest.raises(ValidationError, match=match):
@@ -197,7 +225,7 @@ def test_threshold_is_feasible_and_minimal(data, target, level):
     if not any(f or f is None for *_, f in scan):
         with pytest.warns(UndefinedMetricWarning):
             result = threshold_for_accuracy(correct, confidence, target=target,
-                                            lower_bound=bound, level=level)
+                                            lower_bound=bound, confidence_level=level)
         assert result.threshold == math.inf and result.coverage == 0.0
         return
     import warnings
@@ -205,7 +233,7 @@ def test_threshold_is_feasible_and_minimal(data, target, level):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)  # only in the "either" band
         result = threshold_for_accuracy(correct, confidence, target=target, lower_bound=bound,
-                                        level=level)
+                                        confidence_level=level)
     if result.threshold == math.inf:  # allowed only if every candidate was borderline
         assert all(f is not True for *_, f in scan)
         return
@@ -224,24 +252,24 @@ def test_budget_hand_worked():
     correct = [0, 1, 0, 1, 1, 1, 1, 0, 1, 1]
     confidence = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
     # target 30%: 3 errors of 10 already are at most 3 -> review nothing
-    assert budget_for_residual_error(correct, confidence, target_error=0.3) == (0.0, 3)
+    assert tuple(budget_for_residual_error(correct, confidence, target_error=0.3)) == (0.0, 3)
     # 20%: at most 2 left -> review 0.1 only (1 of 10)
-    assert budget_for_residual_error(correct, confidence, target_error=0.2) == (0.1, 2)
+    assert tuple(budget_for_residual_error(correct, confidence, target_error=0.2)) == (0.1, 2)
     # 10%: at most 1 -> review up to 0.3 (3 of 10)
     result = budget_for_residual_error(correct, confidence, target_error=0.1)
-    assert isinstance(result, BudgetResult) and result == (0.3, 1)
+    assert isinstance(result, BudgetResult) and tuple(result) == (0.3, 1)
     assert type(result.budget) is float and type(result.errors_left) is int
     # 0: every error reviewed -> up to 0.8 (8 of 10)
-    assert budget_for_residual_error(correct, confidence, target_error=0.0) == (0.8, 0)
+    assert tuple(budget_for_residual_error(correct, confidence, target_error=0.0)) == (0.8, 0)
 
 
 def test_budget_reviews_whole_runs():
     # the 4 least confident tie at 0.2 and hold the only error: reviewing "1 of them" would
     # depend on row order, so the run is reviewed whole: budget 4/5
     correct, confidence = [1, 1, 0, 1, 1], [0.2, 0.2, 0.2, 0.2, 0.9]
-    assert budget_for_residual_error(correct, confidence, target_error=0.0) == (0.8, 0)
+    assert tuple(budget_for_residual_error(correct, confidence, target_error=0.0)) == (0.8, 0)
     # all tied: review everything or nothing
-    assert budget_for_residual_error([0, 1], [0.5, 0.5], target_error=0.0) == (1.0, 0)
+    assert tuple(budget_for_residual_error([0, 1], [0.5, 0.5], target_error=0.0)) == (1.0, 0)
 
 
 def test_budget_target_reads_as_written():
@@ -249,10 +277,10 @@ def test_budget_target_reads_as_written():
     # as written, 29 errors of 100 is 0.29: allowed, as review_count(0.29, 100) reviews 29
     correct = [0] * 29 + [1] * 71
     confidence = [0.9] * 29 + [0.1] * 71  # the errors are the most confident run
-    assert budget_for_residual_error(correct, confidence, target_error=0.29) == (0.0, 29)
+    assert tuple(budget_for_residual_error(correct, confidence, target_error=0.29)) == (0.0, 29)
     # 30 errors, all in the most confident run: only a full review leaves at most 29
     correct, confidence = [0] * 30 + [1] * 70, [0.9] * 30 + [0.1] * 70
-    assert budget_for_residual_error(correct, confidence, target_error=0.29) == (1.0, 0)
+    assert tuple(budget_for_residual_error(correct, confidence, target_error=0.29)) == (1.0, 0)
 
 
 @pytest.mark.parametrize("target_error, match", [
@@ -283,7 +311,7 @@ def test_budget_is_feasible_and_minimal(data, target_error):
     allowed = round(exact) if near else math.floor(exact)
     ok = [(k, e) for k, e in options if e <= allowed]
     k, e = min(ok)
-    assert budget_for_residual_error(correct, confidence, target_error=target_error) == (
+    assert tuple(budget_for_residual_error(correct, confidence, target_error=target_error)) == (
         k / n, e)
 
 
@@ -293,4 +321,4 @@ def test_budget_allowance_uses_the_review_count_rule():
     # review_count(1/3, 300) == 100), so nothing needs review. A plain floor allowed 99.
     correct = [0] * 100 + [1] * 200
     confidence = [0.9] * 100 + [0.1] * 200
-    assert budget_for_residual_error(correct, confidence, target_error=1 / 3) == (0.0, 100)
+    assert tuple(budget_for_residual_error(correct, confidence, target_error=1 / 3)) == (0.0, 100)

@@ -186,7 +186,7 @@ def test_from_dict_reports_the_json_path(data, match):
 def test_from_json_rejects_bad_json():
     with pytest.raises(ValidationError, match="text must be valid JSON"):
         Schema.from_json("{not json")
-    with pytest.raises(ValidationError, match="schema must be a JSON object; found list"):
+    with pytest.raises(ValidationError, match="text must be a JSON object; found a JSON list"):
         Schema.from_json("[]")
     with pytest.raises(ValidationError, match="text must be a JSON string; found dict"):
         Schema.from_json({"fields": {}})

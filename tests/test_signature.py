@@ -130,7 +130,7 @@ def test_report_and_cli_print_the_signature(tmp_path):
     from confcal.report import write_report
 
     entities = confcal.load_demo().score(models=["sim-logprob"], tiers=["clean"]).entities
-    written = write_report(entities, tmp_path / "rep", by="model", bootstrap=0)
+    written = write_report(entities, tmp_path / "rep", by="model", n_resamples=0)
     assert written.signature == (f"confcal:{confcal.__version__}|schema:fcc-invoice@"
                                  f"{FCC_INVOICE.digest}|conventions:confcal|match:0.0"
                                  "|ece:quantile-5|ecarb-ties:expected")

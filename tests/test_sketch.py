@@ -87,6 +87,8 @@ def test_weighted_sketch_equals_weighted_metrics(data, cuts, order):
     assert same(rep.ece, confcal.ece(correct, confidence, **kw), 1e-12)
     assert same(rep.mce, confcal.mce(correct, confidence, **kw), 1e-12)
     assert same(rep.brier, confcal.brier(correct, confidence, **kw), 1e-12)
+    assert same(rep.ecarb[0.3], quiet(confcal.ecarb, correct, confidence, budget=0.3, **kw),
+                1e-12)
     if np.all(weight == np.round(weight)):  # whole weights are copies of rows
         rows = np.repeat(np.arange(len(correct)), weight.astype(int))
         assert same(rep.ecarb[0.3], quiet(confcal.ecarb, correct[rows], confidence[rows]),
@@ -161,12 +163,15 @@ def test_update_equals_merge_and_sketches_are_immutable():
         a.resolution = 0.1  # type: ignore[misc]
 
 
-def test_weighted_sketch_with_fractional_weights_has_no_ecarb():
-    sketch = CalibrationSketch.from_arrays([1, 0, 1], [0.2, 0.5, 0.9], sample_weight=[0.5, 1, 2])
-    with pytest.warns(UndefinedMetricWarning, match="whole-number weights"):
-        rep = sketch.report(budgets=(0.3,))
-    assert math.isnan(rep.ecarb[0.3])
-    assert rep.auroc == confcal.auroc([1, 0, 1], [0.2, 0.5, 0.9], sample_weight=[0.5, 1, 2])
+def test_weighted_sketch_with_fractional_weights_has_the_arrays_ecarb():
+    # W = 3.5, E = 1, b = 0.3: K = max(1, floor(1.05)) = 1 unit: 0.5 of the correct row at
+    # 0.2, then 0.5 of the error at 0.5 -> caught 0.5: 0.5 / (1/3.5 * 1) = 1.75
+    weight = [0.5, 1, 2]
+    sketch = CalibrationSketch.from_arrays([1, 0, 1], [0.2, 0.5, 0.9], sample_weight=weight)
+    rep = sketch.report(budgets=(0.3,))
+    assert rep.ecarb[0.3] == 1.75
+    assert rep.ecarb[0.3] == confcal.ecarb([1, 0, 1], [0.2, 0.5, 0.9], sample_weight=weight)
+    assert rep.auroc == confcal.auroc([1, 0, 1], [0.2, 0.5, 0.9], sample_weight=weight)
 
 
 @pytest.mark.parametrize(

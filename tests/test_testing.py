@@ -345,6 +345,30 @@ def test_ecarb_expected_two_runs():
     assert reference_ecarb([0, 0, 0, 1, 1, 1], confidence, budget=0.5) == 1.5
 
 
+def test_weighted_ecarb_reference_hand_worked():
+    # weights 2, 1, 1 on the tied run at 0.5 (row 0 the error), 1 on 0.9: W = 5, E = 2.
+    correct, confidence, weight = [0, 1, 1, 1], [0.5, 0.5, 0.5, 0.9], [2, 1, 1, 1]
+    # b = 0.5: K = floor(2.5) = 2 units of the run's 4, expected 2 * 2/4 = 1 error weight:
+    # 1 / (2/5 * 2) = 1.25, the brute force over the 5 repeated rows
+    assert reference_ecarb(correct, confidence, budget=0.5, sample_weight=weight) == 1.25
+    rows = np.repeat(np.arange(4), weight)
+    assert reference_ecarb(np.array(correct)[rows], np.array(confidence)[rows],
+                           budget=0.5) == 1.25
+    # stable and optimistic take the weight-2 error first (2 caught): 2 / 0.8 = 2.5;
+    # pessimistic takes the two correct units first: 0
+    for ties, want in (("stable", 2.5), ("optimistic", 2.5), ("pessimistic", 0.0)):
+        assert reference_ecarb(correct, confidence, budget=0.5, ties=ties,
+                               sample_weight=weight) == want, ties
+    # real weights: W = 2.5, K = max(1, floor(0.75)) = 1 unit; the error of weight 0.5 at
+    # 0.1 and 0.5 of the correct row at 0.2 -> 0.5 / (1/2.5 * 0.5) = 2.5
+    assert reference_ecarb([0, 1, 1], [0.1, 0.2, 0.3], budget=0.3,
+                           sample_weight=[0.5, 1.0, 1.0]) == 2.5
+    # ceiling: min(K, E) * W / (K * E) = 0.5 * 2.5 / (1 * 0.5) = 2.5
+    assert reference_ecarb_ceiling([0, 1, 1], budget=0.3, sample_weight=[0.5, 1.0, 1.0]) == 2.5
+    # errors of zero weight: E = 0, undefined
+    assert math.isnan(reference_ecarb([0, 1], [0.1, 0.2], sample_weight=[0, 1]))
+
+
 @pytest.mark.parametrize("budget", [0.01, 0.2, 0.3, 0.5, 0.99, 1.0])
 def test_ecarb_all_equal_is_one(budget):
     # All tied: the k reviewed rows are a uniform sample, catching k*E/n errors on average.

@@ -59,7 +59,7 @@ def whole_floor(x: Fraction | float) -> int:
     return math.floor(q)
 
 
-def share_count(share: float, total: float) -> int:
+def share_count(share: float, total: float | Fraction) -> int:
     """The whole count a share of a total stands for: ``whole_floor(share·total)``.
 
     The product is exact (no float rounding before the rule is applied).

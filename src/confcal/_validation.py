@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -29,39 +29,113 @@ __all__ = [
     "check_positive_int",
     "check_probability",
     "check_sample_weight",
+    "check_seed",
     "is_missing",
+    "is_real",
 ]
 
 
-def is_missing(value: Any) -> bool:
+def is_missing(value: Any, *, blank: bool = True) -> bool:
     """True for the values confcal treats as "nothing extracted".
 
-    None, float NaN (including numpy floats), ``pandas.NA``/``NaT``, the empty string and
-    empty lists/tuples are missing. A string of spaces is missing too: after whitespace
-    normalisation it is the empty string. Zero and False are values, not missing.
+    None, float NaN (including numpy floats and ``Decimal("NaN")``), ``pandas.NA``/``NaT``
+    (and numpy's ``NaT``), the empty string and empty lists/tuples are missing. A string of
+    spaces is missing too: after whitespace normalisation it is the empty string. Zero and
+    False are values, not missing.
+
+    With ``blank=False`` only the "not available" scalars are missing, and blank strings
+    and empty lists are values: the rule of ``pandas.isna`` on a scalar, which is what
+    ``groupby(dropna=False)`` puts in one group (a run labelled ``""`` is its own group).
 
     Examples
     --------
     >>> [is_missing(v) for v in (None, "", "  ", float("nan"), [], 0, "0", False)]
     [True, True, True, True, True, False, False, False]
+    >>> [is_missing(v, blank=False) for v in (None, "", float("nan"), [])]
+    [True, False, True, False]
     """
     if value is None:
         return True
     if isinstance(value, str):
-        return value.strip() == ""
+        return blank and value.strip() == ""
     if isinstance(value, (list, tuple)):
-        return len(value) == 0
+        return blank and len(value) == 0
     if isinstance(value, float):
         return math.isnan(value)
     if isinstance(value, (np.floating,)):
         return bool(np.isnan(value))
     if isinstance(value, Decimal):
         return value.is_nan()
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
     # pandas.NA and pandas.NaT without importing pandas at call time.
     type_name = type(value).__name__
     if type_name in ("NAType", "NaTType"):
         return True
     return False
+
+
+def is_real(value: Any) -> bool:
+    """True for a finite real number: an int, a float or a numpy integer or floating scalar.
+
+    Bools are refused (``True`` is an int to Python, but a flag passed as a number is almost
+    always a mistake), and so are NaN, infinities and an int too large for a float: every
+    caller goes on to ``float(value)``.
+
+    Examples
+    --------
+    >>> [is_real(v) for v in (1, 0.5, np.float32(2), np.int64(3))]
+    [True, True, True, True]
+    >>> [is_real(v) for v in (True, np.bool_(False), float("nan"), float("inf"), 10**400, "1")]
+    [False, False, False, False, False, False]
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond the float range
+        return False
+
+
+@overload
+def check_seed(seed: Any, name: str = ..., *, optional: Literal[False],
+               limit: int | None = ...) -> int: ...
+@overload
+def check_seed(seed: Any, name: str = ..., *, optional: bool = ...,
+               limit: int | None = ...) -> int | None: ...
+def check_seed(seed: Any, name: str = "seed", *, optional: bool = True,
+               limit: int | None = None) -> int | None:
+    """A random seed: an integer >= 0 (and below ``limit`` when given), or None if optional.
+
+    Negative seeds are refused here because ``numpy.random.default_rng`` refuses them with
+    a bare ``ValueError`` only once the work has started. Bools are refused.
+
+    Examples
+    --------
+    >>> check_seed(None), check_seed(np.int64(7))
+    (None, 7)
+    >>> check_seed(1.5)
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: seed must be an int or None; found 1.5
+    >>> check_seed(2**31, optional=False, limit=2**31)
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: seed must be an integer in [0, 2**31); found 2147483648
+    """
+    if seed is None and optional:
+        return None
+    is_int = isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_))
+    if is_int and seed >= 0 and (limit is None or seed < limit):
+        return int(seed)
+    if limit is not None:
+        power = limit.bit_length() - 1
+        rule = f"an integer in [0, {f'2**{power}' if limit == 1 << power else limit})"
+    else:
+        rule = "an int >= 0" if is_int else "an int"
+    raise ValidationError(f"{name} must be {rule}{' or None' if optional else ''}; "
+                          f"found {seed!r}")
 
 
 def _first_bad(mask: np.ndarray, values: np.ndarray) -> str:
@@ -239,23 +313,17 @@ def check_option(value: Any, name: str, allowed: Collection[str]) -> str:
     return value
 
 
-def _is_real(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_)
-    )
-
-
 def check_budget(budget: Any, name: str = "budget") -> float:
     """A review budget: a real number in (0, 1]."""
-    if not _is_real(budget) or not (0.0 < float(budget) <= 1.0):
+    if not is_real(budget) or not (0.0 < float(budget) <= 1.0):
         raise ValidationError(f"{name} must be a number in (0, 1]; found {budget!r}")
     return float(budget)
 
 
 def check_budgets(budgets: Any, name: str = "budgets") -> tuple[float, ...]:
     """A non-empty sequence of distinct budgets, each in (0, 1]; order is kept."""
-    if _is_real(budgets):
-        budgets = (budgets,)
+    if is_real(budgets) or isinstance(budgets, (float, np.floating)):
+        budgets = (budgets,)  # one budget; check_budget names a NaN or an inf as budgets[0]
     if not isinstance(budgets, (Sequence, np.ndarray)) or isinstance(budgets, str):
         raise ValidationError(f"{name} must be a sequence of numbers in (0, 1]; found {budgets!r}")
     if len(budgets) == 0:
@@ -282,7 +350,7 @@ def check_n_bins(n_bins: Any, name: str = "n_bins") -> int:
 
 def check_probability(value: Any, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
     """A real number strictly inside (0, 1) by default (confidence levels)."""
-    ok = _is_real(value) and math.isfinite(float(value))
+    ok = is_real(value)
     if ok:
         v = float(value)
         ok = (v > 0 if open_low else v >= 0) and (v < 1 if open_high else v <= 1)

@@ -7,10 +7,12 @@ without it and fails only when a function is called.
 - :func:`score` pairs truth and predicted documents (dask bags of JSON lines or dicts, or
   dask DataFrames) by doc id and scores each partition with
   :func:`confcal.scoring.score_documents`, giving a dask DataFrame entity table.
-- :func:`calibration_report` builds one :class:`~confcal.metrics.sketch.CalibrationSketch` per
-  partition (and group), merges them in a tree reduction, and reports from the merged
-  sketch: the same numbers as :func:`confcal.calibration_report` on the collected arrays
-  (AUROC and ECARB exactly, ECE and Brier up to summation order), without collecting rows.
+- :func:`calibration_reports` builds one :class:`~confcal.metrics.sketch.CalibrationSketch`
+  per partition and group, merges them in a tree reduction, and reports from the merged
+  sketches (a dict of reports, keyed by group): the same numbers as
+  :func:`confcal.calibration_report` on the collected arrays (AUROC and ECARB exactly, ECE
+  and Brier up to summation order), without collecting rows. :func:`calibration_report`
+  is the one report of the whole table.
 - :func:`compare_runs` does the same for the whole :func:`confcal.report.compare_runs`
   table (no bootstrap intervals).
 
@@ -22,20 +24,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
 
+from ._deprecation import warn_deprecated
+from ._files import read_json_object
+from ._validation import is_missing
 from .exceptions import ValidationError
 from .scoring.io import _as_written
-from .metrics._metrics import CalibrationReport
+from .metrics._metrics import DEFAULT_BUDGETS, CalibrationReport
 from .report._report import RunSummary, _check_by, merge_summaries, runs_table, summarize_runs
 from .scoring.schema import Schema
 from .scoring._scoring import score_documents
 from .metrics.sketch import CalibrationSketch
 
-__all__ = ["calibration_report", "compare_runs", "score"]
+__all__ = ["calibration_report", "calibration_reports", "compare_runs", "score"]
 
 _SPLIT_EVERY = 8  # partitions merged per task of the tree reduction
 
@@ -54,12 +59,8 @@ def _dask() -> Any:
 def _record(item: Any, name: str) -> dict[str, str]:
     """One bag item -> {"doc_id": text, "document": JSON text}."""
     if isinstance(item, (str, bytes)):
-        try:
-            item = json.loads(item)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(
-                f"{name} lines must be valid JSON; found an error at column {exc.pos + 1}: "
-                f"{exc.msg} in {item!r:.80}") from None
+        item = read_json_object(item, where=f"{name} lines", hint=f" in {item!r:.80}",
+                                what='an object with exactly the keys "doc_id" and "document"')
     if not isinstance(item, dict) or item.keys() != {"doc_id", "document"}:
         raise ValidationError(
             f'{name} items must be objects with exactly the keys "doc_id" and "document"; '
@@ -68,7 +69,7 @@ def _record(item: Any, name: str) -> dict[str, str]:
 
 
 def _doc_id(value: Any, name: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or is_missing(value):
         raise ValidationError(f"{name} doc_id must be a non-empty string or an integer; "
                               f"found {value!r}")
     # ids travel as text (as in written entity tables): a shuffle needs one type per column
@@ -77,11 +78,8 @@ def _doc_id(value: Any, name: str) -> str:
 
 def _document(value: Any, name: str) -> str:
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"{name} document must be a JSON object; found invalid JSON "
-                                  f"({exc.msg})") from None
+        value = read_json_object(value, where=f"{name} document",
+                                 what="a JSON object of field names to values")
     if not isinstance(value, dict):
         raise ValidationError(f"{name} document must be a JSON object of field names to "
                               f"values; found {type(value).__name__}")
@@ -254,18 +252,11 @@ def _partition_sketches(part: pd.DataFrame, by: tuple[str, ...]
                                                     confidence[has])
         return out
     for key, group in rows.groupby(list(by), sort=False, dropna=False, observed=True):
-        key = tuple(None if _missing(k) else k
+        key = tuple(None if is_missing(k, blank=False) else k
                     for k in (key if isinstance(key, tuple) else (key,)))
         out[key] = CalibrationSketch.from_arrays(group["correct"].to_numpy(dtype=bool),
                                                  group["confidence"].to_numpy(dtype=np.float64))
     return out
-
-
-def _missing(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
 
 
 def _merge_sketch_dicts(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
@@ -277,16 +268,17 @@ def _merge_sketch_dicts(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
     return out
 
 
-def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
-                       budgets: Sequence[float] = (0.1, 0.2, 0.3, 0.5), n_bins: int = 5,
-                       binning: str = "quantile", split_every: int = _SPLIT_EVERY
-                       ) -> CalibrationReport | dict[tuple[Any, ...], CalibrationReport]:
-    """:func:`confcal.calibration_report` of a dask entity table, from merged sketches.
+def calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
+                        budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                        binning: str = "quantile", split_every: int = _SPLIT_EVERY
+                        ) -> dict[tuple[Any, ...], CalibrationReport]:
+    """:func:`confcal.calibration_report` of each group of a dask entity table.
 
     Each partition is summarised into one :class:`~confcal.metrics.sketch.CalibrationSketch` per
     group (rows with a confidence; correct = the ``correct`` column), the sketches are
-    merged ``split_every`` at a time in a tree, and the report is computed from the final
-    sketch. Only sketches (O(distinct confidences) each) travel between workers.
+    merged ``split_every`` at a time in a tree, and each report is computed from the final
+    sketch of its group. Only sketches (O(distinct confidences) each) travel between
+    workers.
 
     Parameters
     ----------
@@ -294,7 +286,7 @@ def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
         With columns ``correct`` and ``confidence`` (NaN: no confidence, left out as in
         :meth:`~confcal.scoring.ExtractionResult.to_calibration`), and the ``by`` columns.
     by : str or sequence of str, optional
-        Group columns; default one report for the whole table.
+        Group columns; default none: one group, keyed ``()``.
     budgets, n_bins, binning
         As in :func:`confcal.calibration_report`.
     split_every : int, default 8
@@ -302,10 +294,72 @@ def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
 
     Returns
     -------
-    CalibrationReport, or dict of group key (tuple) -> CalibrationReport with ``by``
-        Groups in order of first appearance over the partitions; missing key values are
-        None. A group whose rows all lack a confidence has no report (it has no rows to
-        calibrate); it is absent from the dict.
+    dict of group key (tuple) -> CalibrationReport
+        Always a dict, whatever ``by`` is: keys are tuples of the ``by`` values (``()``
+        without ``by``), groups in order of first appearance over the partitions; missing
+        key values are None. A group whose rows all lack a confidence has no report (it
+        has no rows to calibrate); it is absent from the dict.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd, confcal
+    >>> frame = pd.DataFrame({"correct": [True, False, False, True],
+    ...                       "confidence": [0.9, 0.8, 0.7, 0.95], "model": list("aabb")})
+    >>> reports = calibration_reports(dd.from_pandas(frame, npartitions=2), by="model")
+    >>> list(reports), reports[("b",)].n
+    ([('a',), ('b',)], 2)
+    >>> list(calibration_reports(dd.from_pandas(frame, npartitions=2)))
+    [()]
+    """
+    _check_ddf(ddf)
+    split_every = _check_split_every(split_every)
+    columns: tuple[str, ...] = () if by is None else _check_by(by, ddf._meta)
+    sketches = _tree_reduce(ddf, lambda part: _partition_sketches(part, columns),
+                            _merge_sketch_dicts, split_every)
+    if not sketches:
+        raise ValidationError("ddf must have at least one row with a confidence; found 0")
+    return {key: s.report(budgets=budgets, n_bins=n_bins, binning=binning)
+            for key, s in sketches.items()}
+
+
+@overload
+def calibration_report(ddf: Any, *, by: None = None,
+                       budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                       binning: str = "quantile", split_every: int = _SPLIT_EVERY
+                       ) -> CalibrationReport: ...
+
+
+@overload
+def calibration_report(ddf: Any, *, by: str | Sequence[str],
+                       budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                       binning: str = "quantile", split_every: int = _SPLIT_EVERY
+                       ) -> dict[tuple[Any, ...], CalibrationReport]: ...
+
+
+def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
+                       budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                       binning: str = "quantile", split_every: int = _SPLIT_EVERY
+                       ) -> CalibrationReport | dict[tuple[Any, ...], CalibrationReport]:
+    """:func:`confcal.calibration_report` of a whole dask entity table, from merged sketches.
+
+    The same numbers as :func:`confcal.calibration_report` on the collected arrays (AUROC
+    and ECARB exactly, ECE and Brier up to summation order), computed as
+    :func:`calibration_reports` does, for one group: the whole table.
+
+    Parameters
+    ----------
+    ddf : dask.dataframe.DataFrame
+        With columns ``correct`` and ``confidence`` (NaN: no confidence, left out).
+    by : deprecated
+        Grouping moved to :func:`calibration_reports`, which always returns a dict.
+        ``calibration_report(ddf, by=...)`` still returns that dict for one release, with
+        a :class:`DeprecationWarning`.
+    budgets, n_bins, binning, split_every
+        As in :func:`calibration_reports`.
+
+    Returns
+    -------
+    CalibrationReport
 
     Examples
     --------
@@ -315,16 +369,14 @@ def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
     >>> rep.auroc == confcal.calibration_report(frame["correct"], frame["confidence"]).auroc
     True
     """
-    _check_ddf(ddf)
-    split_every = _check_split_every(split_every)
-    columns: tuple[str, ...] = () if by is None else _check_by(by, ddf._meta)
-    sketches = _tree_reduce(ddf, lambda part: _partition_sketches(part, columns),
-                            _merge_sketch_dicts, split_every)
-    if not sketches:
-        raise ValidationError("ddf must have at least one row with a confidence; found 0")
-    reports = {key: s.report(budgets=budgets, n_bins=n_bins, binning=binning)
-               for key, s in sketches.items()}
-    return reports[()] if by is None else reports
+    if by is not None:
+        warn_deprecated("calibration_report(by=...)",
+                        "use calibration_reports(ddf, by=...) instead, which always returns "
+                        "a dict of reports")
+        return calibration_reports(ddf, by=by, budgets=budgets, n_bins=n_bins,
+                                   binning=binning, split_every=split_every)
+    return calibration_reports(ddf, budgets=budgets, n_bins=n_bins, binning=binning,
+                               split_every=split_every)[()]
 
 
 def _merge_summary_dicts(parts: list[dict[tuple[Any, ...], RunSummary]]
@@ -333,13 +385,13 @@ def _merge_summary_dicts(parts: list[dict[tuple[Any, ...], RunSummary]]
 
 
 def compare_runs(ddf: Any, *, by: str | Sequence[str] | None = None,
-                 budgets: Sequence[float] = (0.3,), n_bins: int = 5, binning: str = "quantile",
-                 split_every: int = _SPLIT_EVERY) -> pd.DataFrame:
+                 budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                 binning: str = "quantile", split_every: int = _SPLIT_EVERY) -> pd.DataFrame:
     """:func:`confcal.report.compare_runs` (without intervals) of a dask entity table.
 
     Per partition and group a :class:`~confcal.report.RunSummary` (a calibration sketch,
     WOA and F1 sums, the doc ids), merged in a tree; the table equals ``compare_runs`` on
-    the collected rows with ``bootstrap=0`` (up to floating-point summation order). The
+    the collected rows with ``n_resamples=0`` (up to floating-point summation order). The
     doc ids of each group are the one part that grows with the data.
 
     Examples

@@ -480,8 +480,60 @@ def reference_review_count(budget: float, n: int) -> int:
     return min(int(n), max(1, _whole_floor(exact)))
 
 
+def _review_weight(budget: Any, total: Fraction) -> Fraction:
+    """K = min(W, max(1, floor(b·W))) with the floor of :func:`reference_review_count`."""
+    exact = Fraction(float(_exact_budget(budget))) * total
+    return min(total, Fraction(max(1, _whole_floor(exact))))
+
+
+def _reference_weighted_ecarb(
+    y: list[bool], c: list[float], w: list[Fraction], budget: Any, ties: str
+) -> float:
+    """ECARB with frequency weights: a row of weight w is w predictions (see the caller)."""
+    total = sum(w, Fraction(0))
+    n_errors = sum((w[i] for i in range(len(y)) if not y[i]), Fraction(0))
+    if n_errors == 0:
+        return math.nan
+    k = _review_weight(budget, total)
+    caught = Fraction(0)
+    left = k
+    if ties == "expected":
+        # Runs of equal confidence, lowest first. A run reviewed for a share s of its weight
+        # catches s of its error weight: every unit of weight in the run is equally likely
+        # to come first (the rows' copies, shuffled).
+        values = sorted(set(c))
+        for value in values:
+            if left <= 0:
+                break
+            rows = [i for i in range(len(c)) if c[i] == value]
+            run = sum((w[i] for i in rows), Fraction(0))
+            errors = sum((w[i] for i in rows if not y[i]), Fraction(0))
+            if run == 0:
+                continue
+            take = min(left, run)
+            caught += errors * take / run
+            left -= take
+    else:
+        def key(i: int) -> tuple[float, bool]:
+            if ties == "pessimistic":
+                return (c[i], not y[i])  # errors last within a run
+            if ties == "optimistic":
+                return (c[i], bool(y[i]))  # errors first
+            return (c[i], False)  # "stable": Python's sort is stable
+
+        for i in sorted(range(len(c)), key=key):  # review rows in turn, the last in part
+            take = min(left, w[i])
+            if not y[i]:
+                caught += take
+            left -= take
+            if left <= 0:
+                break
+    return _float(caught * total / (k * n_errors))
+
+
 def reference_ecarb(
-    correct: Any, confidence: Any, *, budget: float = 0.3, ties: str = "expected"
+    correct: Any, confidence: Any, *, budget: float = 0.3, ties: str = "expected",
+    sample_weight: Any = None,
 ) -> float:
     """ECARB by brute force: errors caught in the k least confident / ((k/n)·E).
 
@@ -499,6 +551,14 @@ def reference_ecarb(
         equally likely under a uniformly random order of the rows, so this is the exact
         expectation. Only for n <= 8. "stable": ties keep their row order. "pessimistic":
         errors last within ties. "optimistic": errors first.
+    sample_weight : array-like of float >= 0, shape (n,), optional
+        Frequency weights: a row of weight w is w predictions. n and E become the total
+        weight W and the errors' weight, k = min(W, max(1, floor(b·W))) units of weight are
+        reviewed, walking the rows in the order above and taking the last one in part.
+        With "expected", a run of equal confidences of which a share s is reviewed
+        contributes s of its error weight (the expectation when the units of weight, the
+        rows' copies, are shuffled; no enumeration, so any n). Integer weights give the
+        ECARB of the repeated rows.
 
     Returns
     -------
@@ -508,7 +568,8 @@ def reference_ecarb(
     Raises
     ------
     ValueError
-        ``ties="expected"`` with n > 8 (the enumeration is factorial).
+        ``ties="expected"`` with n > 8 and no ``sample_weight`` (the enumeration is
+        factorial).
 
     Examples
     --------
@@ -531,9 +592,17 @@ def reference_ecarb(
     >>> [reference_ecarb(correct, confidence, budget=0.5, ties=t)
     ...  for t in ("stable", "pessimistic", "optimistic")]
     [2.0, 0.0, 2.0]
+
+    Weights 2, 1, 1 on the same run, 1 for 0.9: W = 5, E = 2, b = 0.5 reviews K = 2 of
+    the run's 4 units, half its error weight: 1 / (2/5 · 2) = 1.25.
+
+    >>> reference_ecarb(correct, confidence, budget=0.5, sample_weight=[2, 1, 1, 1])
+    1.25
     """
-    y, c, _ = _data(correct, confidence)
+    y, c, w = _data(correct, confidence, sample_weight)
     ties = _check_option(ties, "ties", _TIES)
+    if sample_weight is not None:
+        return _reference_weighted_ecarb(y, c, w, budget, ties)
     n = len(y)
     k = reference_review_count(budget, n)
     errors = [not v for v in y]
@@ -574,8 +643,11 @@ def reference_ecarb(
     return _float(caught / (Fraction(k, n) * n_errors))
 
 
-def reference_ecarb_ceiling(correct: Any, *, budget: float = 0.3) -> float:
+def reference_ecarb_ceiling(correct: Any, *, budget: float = 0.3,
+                            sample_weight: Any = None) -> float:
     """The best ECARB achievable at budget b: min(k, E)·n / (k·E).
+
+    With ``sample_weight``, n, E and k are weights as in :func:`reference_ecarb`.
 
     Examples
     --------
@@ -585,6 +657,14 @@ def reference_ecarb_ceiling(correct: Any, *, budget: float = 0.3) -> float:
     3.3333
     """
     y = _labels(correct)
+    if sample_weight is not None:
+        w = _weights(sample_weight, len(y))
+        total = sum(w, Fraction(0))
+        errors = sum((w[i] for i in range(len(y)) if not y[i]), Fraction(0))
+        if errors == 0:
+            return math.nan
+        reviewed = _review_weight(budget, total)
+        return _float(min(reviewed, errors) * total / (reviewed * errors))
     n = len(y)
     k = reference_review_count(budget, n)
     n_errors = sum(not v for v in y)

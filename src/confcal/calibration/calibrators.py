@@ -38,12 +38,14 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from ..metrics._ranking import Ranking
+from .._deprecation import renamed_keywords
+from .._files import read_json_object
 from .._validation import (
     _first_bad,
     check_calibration_data,
@@ -54,9 +56,14 @@ from .._validation import (
     check_n_bins,
     check_option,
     check_positive_int,
+    check_seed,
+    is_real,
 )
 from ..exceptions import ValidationError
 from ..metrics._metrics import BINNINGS, _bins, brier, ece
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "CALIBRATORS",
@@ -88,7 +95,7 @@ class Calibrator(Protocol):
     """What :func:`evaluate_transfer` and :func:`cross_validate_calibrator` need of a fitted
     calibrator: ``predict`` maps confidences in [0, 1] to calibrated values in [0, 1]."""
 
-    def predict(self, confidence: Any) -> np.ndarray:
+    def predict(self, confidence: ArrayLike) -> np.ndarray:
         """Calibrated confidences, one per input."""
 
 
@@ -98,7 +105,7 @@ _C = TypeVar("_C")
 # ---------------------------------------------------------------------------------------
 # shared helpers
 # ---------------------------------------------------------------------------------------
-def _prepare(correct: Any, confidence: Any) -> tuple[np.ndarray, np.ndarray]:
+def _prepare(correct: ArrayLike, confidence: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     y, c, _ = check_calibration_data(correct, confidence)
     return y, c
 
@@ -106,18 +113,14 @@ def _prepare(correct: Any, confidence: Any) -> tuple[np.ndarray, np.ndarray]:
 def _check_eps(eps: Any) -> float | None:
     if eps is None:
         return None
-    if (isinstance(eps, (bool, np.bool_))
-            or not isinstance(eps, (int, float, np.integer, np.floating))
-            or not 0.0 < float(eps) < 0.5):
+    if not is_real(eps) or not 0.0 < float(eps) < 0.5:
         raise ValidationError(f"eps must be None or a number in (0, 0.5); found {eps!r}")
     return float(eps)
 
 
 def _check_real(value: Any, name: str, *, low: float | None = None,
                 low_open: bool = False) -> float:
-    ok = (isinstance(value, (int, float, np.integer, np.floating))
-          and not isinstance(value, (bool, np.bool_))
-          and math.isfinite(float(value)))
+    ok = is_real(value)
     if ok and low is not None:
         ok = float(value) > low if low_open else float(value) >= low
     if not ok:
@@ -209,16 +212,10 @@ def _dump(obj: Any) -> str:
 
 
 def _load_dict(text: Any) -> dict[str, Any]:
-    if not isinstance(text, (str, bytes, bytearray)):
-        raise ValidationError(f"text must be a JSON string; found {type(text).__name__}")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(f"text must be valid JSON; found an error: {exc}") from None
-    if not isinstance(data, dict) or set(data) != {"format", "version", "type", "params"}:
-        found = sorted(data) if isinstance(data, dict) else type(data).__name__
+    data = read_json_object(text, where="text")
+    if set(data) != {"format", "version", "type", "params"}:
         raise ValidationError("calibrator JSON must be an object with the keys 'format', "
-                              f"'params', 'type', 'version'; found {found}")
+                              f"'params', 'type', 'version'; found {sorted(data)}")
     if data["format"] != _FORMAT or data["version"] != _VERSION:
         raise ValidationError(f"calibrator JSON must have format {_FORMAT!r} and version "
                               f"{_VERSION}; found {data['format']!r} and {data['version']!r}")
@@ -275,7 +272,7 @@ class TemperatureScaling:
         object.__setattr__(self, "eps", _check_eps(self.eps))
 
     @classmethod
-    def fit(cls, correct: Any, confidence: Any, *, eps: float | None = None
+    def fit(cls, correct: ArrayLike, confidence: ArrayLike, *, eps: float | None = None
             ) -> TemperatureScaling:
         """The temperature that minimizes the log-loss of ``correct`` given the confidences.
 
@@ -354,7 +351,7 @@ class TemperatureScaling:
                                 maxiter=500))
         return cls(temperature=1.0 / beta, eps=eps)
 
-    def predict(self, confidence: Any) -> np.ndarray:
+    def predict(self, confidence: ArrayLike) -> np.ndarray:
         """Calibrated confidences: σ(logit(p) / T) (p clipped to [eps, 1 - eps] if eps)."""
         c = check_confidence(confidence)
         return _expit(_logit(c, self.eps) / self.temperature)
@@ -407,7 +404,8 @@ class PlattScaling:
         object.__setattr__(self, "eps", _check_eps(self.eps))
 
     @classmethod
-    def fit(cls, correct: Any, confidence: Any, *, eps: float | None = None) -> PlattScaling:
+    def fit(cls, correct: ArrayLike, confidence: ArrayLike, *, eps: float | None = None
+            ) -> PlattScaling:
         """Fit a and b by maximum likelihood with Platt's smoothed targets.
 
         Platt's targets replace the labels 1 and 0 by (N₊ + 1)/(N₊ + 2) and 1/(N₋ + 2)
@@ -468,7 +466,7 @@ class PlattScaling:
                         "confidence is not positively associated with correctness")
         return cls(slope=a, intercept=b, eps=eps)
 
-    def predict(self, confidence: Any) -> np.ndarray:
+    def predict(self, confidence: ArrayLike) -> np.ndarray:
         """Calibrated confidences: σ(a · logit(p) + b)."""
         c = check_confidence(confidence)
         if self.slope == 0.0:  # 0 · ±∞ is NaN: the constant map is written out
@@ -542,7 +540,7 @@ class IsotonicCalibration:
         object.__setattr__(self, "y", y)
 
     @classmethod
-    def fit(cls, correct: Any, confidence: Any) -> IsotonicCalibration:
+    def fit(cls, correct: ArrayLike, confidence: ArrayLike) -> IsotonicCalibration:
         """Fit by isotonic regression; equal confidences are pooled (one knot each).
 
         Exact 0 and 1 confidences need no special handling. With one class only the map is
@@ -555,7 +553,7 @@ class IsotonicCalibration:
         iso.fit(c, y.astype(np.float64))
         return cls(x=tuple(map(float, iso.X_thresholds_)), y=tuple(map(float, iso.y_thresholds_)))
 
-    def predict(self, confidence: Any) -> np.ndarray:
+    def predict(self, confidence: ArrayLike) -> np.ndarray:
         """Calibrated confidences: linear between knots, constant beyond the ends."""
         c = check_confidence(confidence)
         return _interpolate(np.asarray(self.x), np.asarray(self.y), c)
@@ -615,7 +613,7 @@ class HistogramBinning:
         object.__setattr__(self, "values", values)
 
     @classmethod
-    def fit(cls, correct: Any, confidence: Any, *, n_bins: int = 10,
+    def fit(cls, correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 10,
             binning: str = "quantile") -> HistogramBinning:
         """Bin the confidences and map each bin to its (monotone-pooled) accuracy.
 
@@ -642,7 +640,7 @@ class HistogramBinning:
         keep = np.r_[True, pooled[1:] != pooled[:-1]]
         return cls(edges=tuple(map(float, bins.lower[keep])), values=tuple(map(float, pooled[keep])))
 
-    def predict(self, confidence: Any) -> np.ndarray:
+    def predict(self, confidence: ArrayLike) -> np.ndarray:
         """Calibrated confidences: the value of the bin each confidence falls in."""
         c = check_confidence(confidence)
         j = np.searchsorted(np.asarray(self.edges), c, side="right") - 1
@@ -667,7 +665,8 @@ CALIBRATORS: Mapping[str, Any] = MappingProxyType({
 """Calibrator classes by the names :func:`evaluate_transfer` accepts."""
 
 
-def calibrator_from_json(text: str) -> Any:
+def calibrator_from_json(
+        text: str) -> TemperatureScaling | PlattScaling | IsotonicCalibration | HistogramBinning:
     """Read any calibrator written by its ``to_json``.
 
     Examples
@@ -708,7 +707,7 @@ def _entity_arrays(entities: Any, group: str
         raise ValidationError("entities must be a pandas DataFrame (the entity table); found "
                               f"{type(entities).__name__}")
     if not isinstance(group, str):
-        raise ValidationError(f"the group column must be named by a string; found {group!r}")
+        raise ValidationError(f"by must be a column name (a string); found {group!r}")
     missing = [col for col in ("correct", "confidence", group) if col not in entities.columns]
     if missing:
         raise ValidationError(f"entities must have the columns 'correct', 'confidence' and "
@@ -752,8 +751,9 @@ def _predict(cal: Any, c: np.ndarray) -> np.ndarray:
     return out
 
 
-def evaluate_transfer(entities: pd.DataFrame, *, group: str = "tier",
-                      calibrator: Any = "temperature", n_bins: int = 5,
+@renamed_keywords(group="by")
+def evaluate_transfer(entities: pd.DataFrame, *, by: str = "tier",
+                      calibrator: str | Callable[..., Any] = "temperature", n_bins: int = 5,
                       binning: str = "quantile") -> pd.DataFrame:
     """Fit a calibrator on each group; score it on every other group, before and after.
 
@@ -764,11 +764,13 @@ def evaluate_transfer(entities: pd.DataFrame, *, group: str = "tier",
     Parameters
     ----------
     entities : DataFrame
-        An entity table with columns ``correct``, ``confidence`` and the ``group`` column.
+        An entity table with columns ``correct``, ``confidence`` and the ``by`` column.
         Rows without a confidence (NaN) are left out and counted in
         ``result.attrs["n_without_confidence"]``.
-    group : str, default "tier"
-        The column that names each row's group (no missing values).
+    by : str, default "tier"
+        The column that names each row's group (no missing values): ``by=`` names
+        grouping columns in every function on a DataFrame (``group=``, its name before,
+        works for one more release, with a :class:`DeprecationWarning`).
     calibrator : str, calibrator class or callable, default "temperature"
         A name from :data:`CALIBRATORS` (``"temperature"``, ``"platt"``, ``"isotonic"``,
         ``"histogram"``), a class with a ``fit`` classmethod, or a callable
@@ -797,7 +799,7 @@ def evaluate_transfer(entities: pd.DataFrame, *, group: str = "tier",
     ...     "correct":    [1, 1, 1, 0] + [1, 1, 1, 0, 0],
     ...     "confidence": [0.9] * 9,
     ...     "tier": ["clean"] * 4 + ["noisy"] * 5})
-    >>> out = evaluate_transfer(table, group="tier")
+    >>> out = evaluate_transfer(table, by="tier")
     >>> out[["fit_group", "eval_group", "n_fit", "n_eval"]].values.tolist()
     [['clean', 'noisy', 4, 5], ['noisy', 'clean', 5, 4]]
     >>> # fitted on clean (3/4 right at 0.9, so 0.9 -> 0.75), scored on noisy (3/5 right):
@@ -805,6 +807,7 @@ def evaluate_transfer(entities: pd.DataFrame, *, group: str = "tier",
     >>> [round(float(out.loc[0, m]), 9) for m in ("ece_before", "ece_after")]
     [0.3, 0.15]
     """
+    group = by
     y, c, codes, labels, n_without = _entity_arrays(entities, group)
     fit = _fitter(calibrator)
     n_bins = check_n_bins(n_bins)
@@ -833,13 +836,14 @@ def evaluate_transfer(entities: pd.DataFrame, *, group: str = "tier",
     return out
 
 
-def cross_validate_calibrator(entities: pd.DataFrame, *, groups: str = "doc_id",
-                              folds: int = 5, calibrator: Any = "temperature",
+@renamed_keywords(groups="by")
+def cross_validate_calibrator(entities: pd.DataFrame, *, by: str = "doc_id",
+                              folds: int = 5, calibrator: str | Callable[..., Any] = "temperature",
                               n_bins: int = 5, binning: str = "quantile",
                               seed: int | None = 0) -> pd.DataFrame:
     """Out-of-sample calibration by group k-fold: never fit and score on one document.
 
-    The documents (values of the ``groups`` column) are shuffled with ``seed`` and dealt
+    The documents (values of the ``by`` column) are shuffled with ``seed`` and dealt
     round-robin into ``folds`` folds of equal document count (±1). For each fold the
     calibrator is fitted on the rows of the other folds and applied to the fold's rows, so
     every calibrated confidence comes from a calibrator that never saw its document: the
@@ -849,11 +853,14 @@ def cross_validate_calibrator(entities: pd.DataFrame, *, groups: str = "doc_id",
     Parameters
     ----------
     entities : DataFrame
-        Entity table with ``correct``, ``confidence`` and the ``groups`` column. Rows
+        Entity table with ``correct``, ``confidence`` and the ``by`` column. Rows
         without a confidence are left out and counted in
         ``result.attrs["n_without_confidence"]``.
-    groups : str, default "doc_id"
-        The column holding each row's document (or any unit kept whole).
+    by : str, default "doc_id"
+        The column holding each row's document (or any unit kept whole): folds are dealt
+        by its values. (Named ``groups`` before, a name confcal keeps for arrays of group
+        labels, as in :func:`confcal.bootstrap_ci`; ``groups=`` works for one more
+        release, with a :class:`DeprecationWarning`.)
     folds : int >= 2, default 5
         At most the number of documents with a confidence.
     calibrator : as in :func:`evaluate_transfer`
@@ -883,13 +890,13 @@ def cross_validate_calibrator(entities: pd.DataFrame, *, groups: str = "doc_id",
     >>> bool(cv.iloc[-1]["ece_after"] < cv.iloc[-1]["ece_before"])
     True
     """
+    groups = by
     y, c, codes, labels, n_without = _entity_arrays(entities, groups)
     fit = _fitter(calibrator)
     folds = check_positive_int(folds, "folds", 2)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValidationError(f"seed must be an int or None; found {seed!r}")
+    seed = check_seed(seed)
     docs = np.unique(codes)
     if folds > docs.shape[0]:
         raise ValidationError(f"folds must be at most the number of {groups} values with a "

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _first_bad, check_option, check_positive_int
+from .._validation import _first_bad, check_option, check_positive_int, is_real
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring.schema import Field, Items, Schema
 from ._json_scan import Node, find_root, member, to_python
@@ -585,8 +585,7 @@ class _Sums:
 
 
 def _is_probability(p: Any) -> bool:
-    return (isinstance(p, (int, float, np.integer, np.floating))
-            and not isinstance(p, (bool, np.bool_)) and 0.0 <= float(p) <= 1.0)
+    return is_real(p) and 0.0 <= float(p) <= 1.0
 
 
 def _candidates(leaf: Any, path: str, k: int, sums: _Sums) -> Any:

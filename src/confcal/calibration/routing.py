@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
+from dataclasses import astuple, dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._counts import share_count
+from .._deprecation import renamed_keywords
 from ..metrics._ranking import Ranking
 from .._validation import (
     check_calibration_data,
@@ -33,6 +36,9 @@ from .._validation import (
     check_probability,
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "LOWER_BOUNDS",
@@ -45,8 +51,15 @@ __all__ = [
 LOWER_BOUNDS = ("clopper-pearson",)
 
 
-class ThresholdResult(NamedTuple):
-    """The result of :func:`threshold_for_accuracy` (unpacks as a 3-tuple)."""
+@dataclass(frozen=True)
+class ThresholdResult:
+    """The result of :func:`threshold_for_accuracy`.
+
+    A frozen dataclass, as every confcal result; it still unpacks as a 3-tuple
+    (``threshold, coverage, accuracy = result``; ``tuple(result)``), as the NamedTuple it
+    replaced did. Compare fields, or ``tuple(result)``, with a tuple: the result itself
+    equals only another ThresholdResult.
+    """
 
     threshold: float
     """Accept predictions with confidence >= threshold (a confidence of the data, or inf)."""
@@ -55,17 +68,28 @@ class ThresholdResult(NamedTuple):
     accuracy: float
     """Accuracy of the accepted predictions (the point estimate, also under a bound)."""
 
+    def __iter__(self) -> Iterator[float]:
+        return iter(astuple(self))
 
-class BudgetResult(NamedTuple):
-    """The result of :func:`budget_for_residual_error` (unpacks as a 2-tuple)."""
+
+@dataclass(frozen=True)
+class BudgetResult:
+    """The result of :func:`budget_for_residual_error`.
+
+    A frozen dataclass that still unpacks as a 2-tuple (``budget, errors_left = result``),
+    as the NamedTuple it replaced did (see :class:`ThresholdResult`).
+    """
 
     budget: float
     """Share of predictions reviewed, least confident first (0.0: none needed)."""
     errors_left: int
     """Errors among the predictions not reviewed."""
 
+    def __iter__(self) -> Iterator[float | int]:
+        return iter(astuple(self))
 
-def _prepare(correct: Any, confidence: Any) -> Ranking:
+
+def _prepare(correct: ArrayLike, confidence: ArrayLike) -> Ranking:
     y, c, _ = check_calibration_data(correct, confidence)
     return Ranking.from_arrays(y, c)
 
@@ -117,9 +141,10 @@ def _clopper_pearson_lower(k: np.ndarray, m: np.ndarray, level: float) -> np.nda
     return out
 
 
-def threshold_for_accuracy(correct: Any, confidence: Any, *, target: float = 0.98,
+@renamed_keywords(level="confidence_level")
+def threshold_for_accuracy(correct: ArrayLike, confidence: ArrayLike, *, target: float = 0.98,
                            lower_bound: str | None = None,
-                           level: float | None = None) -> ThresholdResult:
+                           confidence_level: float | None = None) -> ThresholdResult:
     """The lowest threshold whose auto-accepted predictions reach a target accuracy.
 
     Parameters
@@ -130,12 +155,15 @@ def threshold_for_accuracy(correct: Any, confidence: Any, *, target: float = 0.9
         The accuracy the accepted set (confidence >= threshold) must reach.
     lower_bound : {None, "clopper-pearson"}, default None
         None: the accepted set's accuracy k/m itself must reach ``target`` (compared
-        exactly with the target as written: 0.1 is 1/10, not the float just above it). ``"clopper-pearson"``: its one-sided lower confidence bound at ``level``
+        exactly with the target as written: 0.1 is 1/10, not the float just above it).
+        ``"clopper-pearson"``: its one-sided lower confidence bound at ``confidence_level``
         must, so that the true accuracy of the accepted set's population is at least
         ``target`` with that confidence (for this threshold taken alone; choosing the
         threshold on the same data adds selection, as any data-driven threshold does).
-    level : float in [0.5, 1), optional
+    confidence_level : float in [0.5, 1), optional
         The confidence level of the bound; default 0.95. Only with ``lower_bound``.
+        (Named ``level`` before; that name works for one more release, with a
+        :class:`DeprecationWarning`.)
 
     Returns
     -------
@@ -156,8 +184,8 @@ def threshold_for_accuracy(correct: Any, confidence: Any, *, target: float = 0.9
     Raises
     ------
     ValidationError
-        Invalid arrays, a target outside (0, 1], an unknown bound, a level outside
-        [0.5, 1), or a level without a bound.
+        Invalid arrays, a target outside (0, 1], an unknown bound, a confidence level
+        outside [0.5, 1), or a confidence level without a bound.
 
     Notes
     -----
@@ -189,15 +217,17 @@ def threshold_for_accuracy(correct: Any, confidence: Any, *, target: float = 0.9
     """
     r = _prepare(correct, confidence)
     target = check_probability(target, "target", open_low=True, open_high=False)
+    level = confidence_level
     if lower_bound is None:
         if level is not None:
-            raise ValidationError("level must be None without a lower_bound (it is the level "
-                                  f"of the Clopper-Pearson bound); found {level!r}")
+            raise ValidationError("confidence_level must be None without a lower_bound (it is "
+                                  f"the level of the Clopper-Pearson bound); found {level!r}")
     else:
         check_option(lower_bound, "lower_bound", LOWER_BOUNDS)
-        level = 0.95 if level is None else check_probability(level, "level")
+        level = 0.95 if level is None else check_probability(level, "confidence_level")
         if level < 0.5:
-            raise ValidationError(f"level must be a number in [0.5, 1); found {level!r}")
+            raise ValidationError(f"confidence_level must be a number in [0.5, 1); found "
+                                  f"{level!r}")
 
     starts = _run_starts(r)
     accepted = r.n - starts  # threshold = the run's confidence accepts it and all above
@@ -231,7 +261,7 @@ def threshold_for_accuracy(correct: Any, confidence: Any, *, target: float = 0.9
                            float(right[j] / accepted[j]))
 
 
-def budget_for_residual_error(correct: Any, confidence: Any, *,
+def budget_for_residual_error(correct: ArrayLike, confidence: ArrayLike, *,
                               target_error: float = 0.01) -> BudgetResult:
     """The smallest review share after which at most ``target_error`` of outputs are wrong.
 

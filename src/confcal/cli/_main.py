@@ -55,6 +55,13 @@ class _DataError(ConfcalError):
 
 
 # ----------------------------------------------------------------------------- parsing
+def _budgets_or_default(budgets: tuple[float, ...] | None) -> tuple[float, ...]:
+    """``--budgets``, or :data:`confcal.metrics.DEFAULT_BUDGETS` when it was not given."""
+    from ..metrics._metrics import DEFAULT_BUDGETS
+
+    return DEFAULT_BUDGETS if budgets is None else budgets
+
+
 def _budgets(text: str) -> tuple[float, ...]:
     from .._validation import check_budgets
 
@@ -127,8 +134,10 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def report_options(p: argparse.ArgumentParser, bootstrap: int) -> None:
-        p.add_argument("--budgets", type=_budgets, default=(0.1, 0.3), metavar="B,...",
-                       help="ECARB review budgets (default 0.1,0.3)")
+        # default None: the library's DEFAULT_BUDGETS, read when used (no numpy at start-up)
+        p.add_argument("--budgets", type=_budgets, default=None, metavar="B,...",
+                       help="ECARB review budgets (default 0.1,0.3, the library's "
+                            "DEFAULT_BUDGETS)")
         p.add_argument("--bins", type=_int_at_least(1), default=5, metavar="M",
                        help="equal-mass bins of ECE (default 5, the paper's)")
         p.add_argument("--bootstrap", type=_int_at_least(0), default=bootstrap, metavar="N",
@@ -364,8 +373,9 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
-        written = write_report(entities, args.out, by=by, budgets=args.budgets,
-                               n_bins=args.bins, bootstrap=args.bootstrap, seed=args.seed,
+        written = write_report(entities, args.out, by=by,
+                               budgets=_budgets_or_default(args.budgets),
+                               n_bins=args.bins, n_resamples=args.bootstrap, seed=args.seed,
                                title=title, notes=notes, status=console.say)
     for w in caught:
         if issubclass(w.category, UndefinedMetricWarning):
@@ -396,14 +406,11 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
 
 
 def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
-    import shutil
-    import tempfile
-
     from ..scoring.io import iter_entities
     from ..report._report import (
         _check_by,
         _check_destination,
-        _publish,
+        _staged_report,
         format_runs,
         merge_summaries,
         runs_table,
@@ -423,20 +430,15 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
         # only the required columns and the run columns are decoded (Parquet)
         for chunk in iter_entities(path, columns=by):
             summaries = merge_summaries(summaries, summarize_runs(chunk, by))
-    runs = runs_table(summaries, by or (), budgets=args.budgets, n_bins=args.bins)
+    runs = runs_table(summaries, by or (), budgets=_budgets_or_default(args.budgets),
+                      n_bins=args.bins)
     out = Path(args.out)
     _check_destination(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with _staged_report(out) as staging:
         runs.to_csv(staging / "metrics.csv", index=False)
         (staging / "report.md").write_text(
             f"# {args.title}\n\nComputed from calibration sketches (exact; no bootstrap "
             f"intervals).\n\n{to_markdown(format_runs(runs))}\n", encoding="utf-8")
-        _publish(staging, out)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
     _print_table(runs)
     print(f"\nreport: {out / 'report.md'}")
     return 0

@@ -81,7 +81,6 @@ import functools
 import hashlib
 import inspect
 import json
-import math
 import os
 import random
 import re
@@ -95,6 +94,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._files import atomic_write, read_json_object
+from .._validation import check_seed, is_real
 from ..exceptions import ValidationError
 from ._optional import progress, require
 
@@ -217,9 +218,9 @@ def _one_minus(value: Any) -> Any:
 
 
 def _map_numbers(value: Any, fn: Any) -> Any:
-    if _is_number(value):
+    if is_real(value):
         return fn(float(value))
-    if isinstance(value, (tuple, list)) and value and all(_is_number(v) for v in value):
+    if isinstance(value, (tuple, list)) and value and all(is_real(v) for v in value):
         return type(value)(fn(float(v)) for v in value)
     return value
 
@@ -285,16 +286,11 @@ class EnvelopeError(ValidationError):
         self.violations = violations
 
 
-def _is_number(value: Any) -> bool:
-    return (isinstance(value, (int, float, np.integer, np.floating))
-            and not isinstance(value, (bool, np.bool_)) and math.isfinite(float(value)))
-
-
 def _numbers(value: Any) -> list[float] | None:
     """The numbers a parameter value holds (a scalar or a range); None if it holds others."""
-    if _is_number(value):
+    if is_real(value):
         return [float(value)]
-    if isinstance(value, (tuple, list)) and value and all(_is_number(v) for v in value):
+    if isinstance(value, (tuple, list)) and value and all(is_real(v) for v in value):
         return [float(v) for v in value]
     return None
 
@@ -970,13 +966,6 @@ def make_pipeline(spec: Any, *, allow_unsafe: bool = False) -> Any:
 # ---------------------------------------------------------------------------------------
 # degrading
 # ---------------------------------------------------------------------------------------
-def _check_seed(seed: Any, name: str = "seed") -> int:
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
-            or not 0 <= seed < _SEED_LIMIT:
-        raise ValidationError(f"{name} must be an integer in [0, 2**31); found {seed!r}")
-    return int(seed)
-
-
 @functools.cache
 def _numba_seeder() -> Any:
     numba = _require("numba")
@@ -1140,7 +1129,7 @@ def degrade(image: Any, pipeline: Any, *, seed: int, allow_unsafe: bool = False)
     """
     array, mode = _check_image(image)
     spec = _as_spec(pipeline)
-    seed = _check_seed(seed)
+    seed = check_seed(seed, optional=False, limit=_SEED_LIMIT)
     output = _degrade_array(array, spec, seed, allow_unsafe)
     if mode is None:
         return output
@@ -1296,7 +1285,7 @@ def degrade_corpus(images: Any, pipelines: Any, *, seed: int, out_dir: str | os.
     if baseline is not None:
         _check_name(baseline, "baseline")
     specs = _corpus_pipelines(pipelines, baseline)
-    seed = _check_seed(seed)
+    seed = check_seed(seed, optional=False, limit=_SEED_LIMIT)
     if not isinstance(progress, bool):
         raise ValidationError(f"progress must be True or False; found {progress!r}")
     for checked in specs:
@@ -1343,9 +1332,9 @@ def degrade_corpus(images: Any, pipelines: Any, *, seed: int, out_dir: str | os.
                 output = array if spec is None else _degrade_array(array, spec, variant_seed,
                                                                    allow_unsafe)
                 folder.mkdir(parents=True, exist_ok=True)
-                _write_atomic(image_path, _encode_png(cv2, output, image_path))
-                _write_atomic(meta_path, (json.dumps(meta, indent=2, default=repr) + "\n")
-                              .encode())
+                # a partial file from an interrupted run must never look like a finished one
+                atomic_write(image_path, _encode_png(cv2, output, image_path))
+                atomic_write(meta_path, json.dumps(meta, indent=2, default=repr) + "\n")
             rows.append({"doc_id": doc_id, "pipeline": name, "tier": meta["tier"],
                          "path": str(image_path), "metadata_path": str(meta_path),
                          "variant_seed": variant_seed, "reused": reused})
@@ -1373,10 +1362,11 @@ def _reusable(meta_path: Path, image_path: Path, meta: dict[str, Any]) -> bool:
         raise ValidationError(f"out_dir must not hold an image without its metadata; found "
                               f"{str(image_path)!r} without {meta_path.name!r}")
     try:
-        old = json.loads(meta_path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        raw = meta_path.read_bytes()
+    except OSError as exc:
         raise ValidationError(f"out_dir metadata {str(meta_path)!r} must be readable JSON; "
-                              f"found {exc}") from None
+                              f"found {exc}", source=meta_path) from None
+    old = read_json_object(raw, where=f"out_dir metadata {str(meta_path)!r}", source=meta_path)
     keys = ("source_sha256", "pipeline", "seed", "variant_seed", "spec_sha256")
     differ = [k for k in keys if old.get(k) != meta[k]]
     if differ:
@@ -1391,13 +1381,6 @@ def _encode_png(cv2: Any, image: np.ndarray, path: Path) -> bytes:
     if not ok:
         raise OSError(f"OpenCV could not encode {path} as PNG")
     return bytes(data)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    # a partial file from an interrupted run must never look like a finished one
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _progress(total: int, desc: str, enabled: bool) -> Any:

@@ -48,7 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_option, check_positive_int, is_missing
+from .._files import atomic_write, read_json_object
+from .._validation import check_option, check_positive_int, is_missing, is_real
 from ..scoring.comparators import Date, Exact, Number, Text
 from ..calibration.confidence import METHODS, confidences_from_logprobs, parse_topk
 from ..exceptions import ConfcalError, ValidationError
@@ -120,9 +121,7 @@ def _check_ocr(ocr: Any, name: str = "ocr") -> list[tuple[str, float]]:
         word, confidence = pair
         if not isinstance(word, str):
             raise ValidationError(f"{name}[{i}] word must be a string; found {word!r:.80}")
-        if isinstance(confidence, (bool, np.bool_)) or not isinstance(
-                confidence, (int, float, np.integer, np.floating)) \
-                or not 0.0 <= float(confidence) <= 1.0:
+        if not is_real(confidence) or not 0.0 <= float(confidence) <= 1.0:
             raise ValidationError(f"{name}[{i}] confidence must be a number within [0, 1] "
                                   f"(rescale 0-100 engine scores); found {confidence!r}")
         pairs.append((word, float(confidence)))
@@ -442,21 +441,20 @@ class _Cache:
         if not path.exists():
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json_object(path.read_bytes(), where="the file", source=path)
             return ChatResponse.from_dict(data["response"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValidationError(f"cache_dir entry {str(path)!r} must be a cached answer; "
-                                  f"found an unreadable file ({exc}); delete it to call again"
-                                  ) from None
+                                  f"found an unreadable file ({exc}); delete it to call again",
+                                  source=path) from None
 
     def put(self, key: str, identity: dict[str, Any], response: ChatResponse) -> None:
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         # the request's text and image digests, never headers or keys: nothing secret
         data = {"key": key, "identity": identity, "response": response.to_dict()}
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)  # a crash mid-write leaves no half answer behind
+        # a crash mid-write leaves no half answer behind; the file follows the umask
+        atomic_write(path, json.dumps(data, ensure_ascii=False))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
-import math
 import os
 import time
 import urllib.error
@@ -34,6 +33,7 @@ from datetime import timezone
 from http.client import HTTPException
 from typing import Any
 
+from .._validation import is_real
 from ..exceptions import ModelError, ModelResponseError, ValidationError
 
 __all__ = [
@@ -134,8 +134,8 @@ def _check_messages(messages: Any) -> list[dict[str, str]]:
 
 
 def _number(value: Any, name: str, *, minimum: float, strict: bool) -> float:
-    ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-          and math.isfinite(value) and (value > minimum if strict else value >= minimum))
+    # numpy scalars too (a value read from a table); the request carries float(value)
+    ok = is_real(value) and (value > minimum if strict else value >= minimum)
     if not ok:
         rule = f"> {minimum:g}" if strict else f">= {minimum:g}"
         raise ValidationError(f"{name} must be a finite number {rule}; found {value!r}")

@@ -10,6 +10,7 @@ report, the command line or an extra (docs/architecture.md).
 
 from ._metrics import (
     BINNINGS,
+    DEFAULT_BUDGETS,
     TIES,
     CalibrationReport,
     auroc,
@@ -26,6 +27,7 @@ from ._metrics import (
 
 __all__ = [
     "BINNINGS",
+    "DEFAULT_BUDGETS",
     "TIES",
     "CalibrationReport",
     "auroc",

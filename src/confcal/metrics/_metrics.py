@@ -38,6 +38,7 @@ from .._validation import (
     check_n_bins,
     check_option,
     check_positive_int,
+    check_sample_weight,
 )
 from ..exceptions import UndefinedMetricWarning
 
@@ -45,9 +46,11 @@ if TYPE_CHECKING:
     # pandas is imported inside the functions that build a DataFrame: the scalar metrics
     # cost numpy only (STYLE.md 19; tests/test_api.py checks it).
     import pandas as pd
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "BINNINGS",
+    "DEFAULT_BUDGETS",
     "TIES",
     "CalibrationReport",
     "auroc",
@@ -64,6 +67,17 @@ __all__ = [
 
 BINNINGS = ("quantile", "uniform")
 TIES = ("expected", "stable", "pessimistic", "optimistic")
+DEFAULT_BUDGETS: tuple[float, ...] = (0.1, 0.3)
+"""The review budgets every function that takes ``budgets`` uses by default.
+
+0.3 is the budget of ConfBench's worked example (review the least confident 30%) and
+``ecarb``'s own default; 0.1 is the tight budget of a review team that checks one
+prediction in ten, where a ranking's head matters most. Two budgets show how ECARB moves
+with the budget while keeping the runs table narrow; the command line, the report and the
+README used these two from the start, and the library functions now share them (they
+had defaulted to (0.1, 0.2, 0.3, 0.5) and (0.3,)). Pass ``budgets=`` for others, and
+:func:`ecarb_curve` for the whole trade-off.
+"""
 _DEFAULT_CURVE_BUDGETS = tuple(i / 20 for i in range(1, 21))  # 0.05, 0.1, ..., 1.0
 
 
@@ -220,62 +234,134 @@ def _brier(y: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> float:
     return squared_error_sum(y, c, w) / float(w.sum())  # contiguous: pairwise, ~1e-16
 
 
-def _to_int(x: float) -> int:
-    i = int(round(x))
-    if i != x:  # ECARB's exact tie expectation needs whole units of review
-        raise ValueError(f"ECARB needs integer weights; found a total of {x!r}")
-    return i
+def weight_unit(sample_weight: np.ndarray) -> Fraction:
+    """The weight one prediction carries inside a Ranking built from ``sample_weight``.
+
+    :func:`~confcal.metrics._ranking.scale_weights` multiplies the weights by the power of
+    two that brings their maximum into [1, 2); ECARB counts reviewed predictions in the
+    user's units (a weight of 1 is one prediction), so it divides by that factor, exactly
+    (a Fraction: for subnormal weights the factor exceeds the largest float).
+    """
+    _, exponent = np.frexp(sample_weight.max())
+    return Fraction(2) ** (1 - int(exponent))
 
 
-def _ecarb_caught(r: Ranking, k: int, ties: str,
-                  y: np.ndarray | None = None, c: np.ndarray | None = None) -> Fraction:
-    """Errors among the k lowest-confidence units (exact Fraction for ties='expected')."""
-    q = k if r.weights is None else r.first_rank_with_weight_before(k)
-    a, b = r.run_start(q - 1), r.run_end(q - 1)  # the run holding the k-th unit
-    w_a, w_b = r.weight_before(a), r.weight_before(b)
-    before = _to_int(r.neg_weight_before(a))
-    taken, size = _to_int(k - w_a), _to_int(w_b - w_a)
-    errors = _to_int(r.neg_weight_before(b)) - before
+def review_weight(budget: float, total: Fraction) -> Fraction:
+    """K, the weight a budget reviews out of a total weight W: ``min(W, max(1, ⌊b·W⌋))``.
+
+    The floor is :func:`confcal._counts.share_count` (the rule of :func:`review_count`), so
+    for a whole W it is ``review_count(budget, W)``: integer weights review what the
+    repeated rows would. A total below one prediction is reviewed whole.
+    """
+    return min(total, Fraction(max(1, share_count(budget, total))))
+
+
+def _stable_caught(y: np.ndarray, c: np.ndarray, w: np.ndarray | None, value: float,
+                   taken: Fraction) -> Fraction:
+    """Errors among the first ``taken`` units of the run at confidence ``value``, its rows
+    in their original order; a row of weight w is w units (the last one may be cut)."""
+    rows = np.flatnonzero(c == value)
+    if w is None:
+        return Fraction(int(np.count_nonzero(~y[rows[:int(taken)]])))
+    caught, left = Fraction(0), taken
+    for i in rows:  # only the run at the cut-off, in row order
+        if left <= 0:
+            break
+        part = min(left, Fraction(float(w[i])))
+        if not y[i]:
+            caught += part
+        left -= part
+    return caught
+
+
+def _ecarb_caught(r: Ranking, k: Fraction | int, ties: str, y: np.ndarray | None = None,
+                  c: np.ndarray | None = None, w: np.ndarray | None = None) -> Fraction:
+    """Errors among the k lowest-confidence units of weight (exact for ties='expected').
+
+    With weights, k and the result are in the Ranking's weight scale, and a row of weight
+    w is w units: the run at the cut-off is cut inside a row when k falls there. ``w`` is
+    the per-row weight in that scale (only for ties="stable").
+    """
+    if r.weights is None:
+        q = int(k)
+        a, b = r.run_start(q - 1), r.run_end(q - 1)  # the run holding the k-th unit
+        pa, pb = int(r.pos_before(a)), int(r.pos_before(b))
+        before = Fraction(a - pa)
+        taken, errors = Fraction(q - a), Fraction((b - pb) - (a - pa))
+        size = Fraction(b - a)
+    else:
+        wt = r.weights
+        q = r.first_rank_with_weight_before(k)
+        a, b = r.run_start(q - 1), r.run_end(q - 1)
+        pa, pb = int(r.pos_before(a)), int(r.pos_before(b))
+        # exact rationals of the float prefix sums: no rounding of their sums or differences
+        before = Fraction(float(wt.cum_neg[a - pa]))
+        errors = Fraction(float(wt.cum_neg[b - pb])) - before
+        pos_before = Fraction(float(wt.cum_pos[pa]))
+        size = errors + Fraction(float(wt.cum_pos[pb])) - pos_before
+        # the weight search compares rounded sums; keep the cut inside the run it found
+        taken = min(size, max(Fraction(0), Fraction(k) - before - pos_before))
     if taken == size or errors == 0 or errors == size:
-        return Fraction(before + (errors if taken == size else
-                                  (0 if errors == 0 else taken)))
+        return before + (errors if taken == size else (0 if errors == 0 else taken))
     if ties == "expected":
-        # Hypergeometric mean: taking `taken` of `size` tied units at random catches
-        # errors * taken / size of the run's errors on average; exact, so order-free.
-        return before + Fraction(errors * taken, size)
+        # The mean over every order of the run's units: taking `taken` of `size` at random
+        # catches errors * taken / size on average (hypergeometric; exact, order-free).
+        return before + errors * taken / size
     if ties == "pessimistic":  # errors reviewed last
-        return Fraction(before + max(0, taken - (size - errors)))
+        return before + max(Fraction(0), taken - (size - errors))
     if ties == "optimistic":  # errors reviewed first
-        return Fraction(before + min(taken, errors))
+        return before + min(taken, errors)
     # "stable": the run is reviewed in the rows' original order
-    assert y is not None and c is not None and r.weights is None
-    rows = np.flatnonzero(c == r.confidence[a])[:taken]
-    return Fraction(before + int(np.count_nonzero(~y[rows])))
+    assert y is not None and c is not None
+    return before + _stable_caught(y, c, w, float(r.confidence[a]), taken)
 
 
 def _no_errors(r: Ranking) -> float:
+    if r.weights is not None and r.n_neg:
+        return _undefined("ecarb", f"the {r.n_neg} errors among the {r.n} predictions carry "
+                                   "no weight (E = 0)")
     return _undefined("ecarb", f"there are no errors among the {r.n} predictions (E = 0)")
 
 
 def _ecarb_value(r: Ranking, budget: float, ties: str,
-                 y: np.ndarray | None = None, c: np.ndarray | None = None
-                 ) -> tuple[int, Fraction, float, float]:
-    """(k, errors caught, ecarb, ceiling) for one budget; the caller handles E = 0."""
-    n = _to_int(r.total_weight)
-    e_total = _to_int(r.neg_weight)
-    k = review_count(budget, n)
-    caught = _ecarb_caught(r, k, ties, y, c)
+                 y: np.ndarray | None = None, c: np.ndarray | None = None,
+                 w: np.ndarray | None = None, unit: Fraction | int = 1
+                 ) -> tuple[Fraction, Fraction, float, float]:
+    """(k, errors caught, ecarb, ceiling) for one budget; the caller handles E = 0.
+
+    ``unit`` is the weight of one prediction in the Ranking's scale (:func:`weight_unit`;
+    1 without weights or for unscaled ones); k and the errors caught come back in
+    predictions (the user's weight units). ``w``: per-row weights in the Ranking's scale,
+    for ties="stable" only.
+    """
+    if r.weights is None:
+        n, e_total = Fraction(r.n), Fraction(r.n_neg)
+        k = Fraction(review_count(budget, r.n))
+        caught = _ecarb_caught(r, k, ties, y, c)
+    else:
+        scale = Fraction(unit)  # a power of two: dividing by it is exact
+        n, e_total = Fraction(r.total_weight) / scale, Fraction(r.neg_weight) / scale
+        k = review_weight(budget, n)
+        caught = _ecarb_caught(r, k * scale, ties, y, c, w) / scale
     # ECARB = caught / ((k/n) * E), in exact rational arithmetic rounded once, so that
     # e.g. all-tied confidences give exactly 1.0.
     value = float(caught * n / (k * e_total))
-    ceiling = float(Fraction(min(k, e_total) * n, k * e_total))
+    ceiling = float(min(k, e_total) * n / (k * e_total))
     return k, caught, value, ceiling
+
+
+def _scaled_rows(w: np.ndarray | None) -> tuple[np.ndarray | None, Fraction | int]:
+    """Per-row weights in the scale of ``Ranking.from_arrays`` and the unit of one row."""
+    if w is None:
+        return None, 1
+    return scale_weights(w), weight_unit(w)
 
 
 # ---------------------------------------------------------------------------------------
 # public metrics
 # ---------------------------------------------------------------------------------------
-def auroc(correct: Any, confidence: Any, *, sample_weight: Any = None) -> float:
+def auroc(correct: ArrayLike, confidence: ArrayLike, *,
+          sample_weight: ArrayLike | None = None) -> float:
     """Area under the ROC curve of confidence as a detector of correct predictions.
 
     The probability that a randomly chosen correct prediction has a higher confidence than a
@@ -313,8 +399,8 @@ def auroc(correct: Any, confidence: Any, *, sample_weight: Any = None) -> float:
     return _auroc(Ranking.from_arrays(y, c, w))
 
 
-def ece(correct: Any, confidence: Any, *, n_bins: int = 5, binning: str = "quantile",
-        sample_weight: Any = None) -> float:
+def ece(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5, binning: str = "quantile",
+        sample_weight: ArrayLike | None = None) -> float:
     """Expected calibration error: Σ_B |B|/N · |accuracy(B) − mean confidence(B)|.
 
     Parameters
@@ -354,8 +440,8 @@ def ece(correct: Any, confidence: Any, *, n_bins: int = 5, binning: str = "quant
     return _ece_from_bins(_bins(r, n_bins, binning), r.total_weight)
 
 
-def mce(correct: Any, confidence: Any, *, n_bins: int = 5, binning: str = "quantile",
-        sample_weight: Any = None) -> float:
+def mce(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5, binning: str = "quantile",
+        sample_weight: ArrayLike | None = None) -> float:
     """Maximum calibration error: the largest |accuracy(B) − mean confidence(B)| over bins.
 
     Bins as in :func:`ece`. Empty bins are dropped, so a sparse bin can dominate: read it
@@ -373,7 +459,8 @@ def mce(correct: Any, confidence: Any, *, n_bins: int = 5, binning: str = "quant
     return _mce_from_bins(_bins(Ranking.from_arrays(y, c, w), n_bins, binning))
 
 
-def brier(correct: Any, confidence: Any, *, sample_weight: Any = None) -> float:
+def brier(correct: ArrayLike, confidence: ArrayLike, *,
+          sample_weight: ArrayLike | None = None) -> float:
     """Brier score: the mean of (confidence − correct)², in [0, 1]; lower is better.
 
     Equals ``sklearn.metrics.brier_score_loss(correct, confidence)``.
@@ -388,8 +475,8 @@ def brier(correct: Any, confidence: Any, *, sample_weight: Any = None) -> float:
     return _brier(y, c, w)
 
 
-def ecarb(correct: Any, confidence: Any, *, budget: float = 0.3,
-          ties: str = "expected") -> float:
+def ecarb(correct: ArrayLike, confidence: ArrayLike, *, budget: float = 0.3,
+          ties: str = "expected", sample_weight: ArrayLike | None = None) -> float:
     """Error-Catch Amplification at Review Budget b (ECARB).
 
     Review the k = min(n, max(1, floor(b·n))) least confident predictions; ECARB is the
@@ -407,11 +494,29 @@ def ecarb(correct: Any, confidence: Any, *, budget: float = 0.3,
         ``"expected"`` is the exact average over every order of the tied predictions, so the
         result never depends on row order; ``"stable"`` keeps the rows' original order;
         ``"pessimistic"`` reviews the tied errors last; ``"optimistic"`` first.
+    sample_weight : array-like of float >= 0, shape (n,), optional
+        Frequency weights: a row of weight w counts as w copies of itself (see Notes).
 
     Returns
     -------
     float
-        NaN with an :class:`UndefinedMetricWarning` when there are no errors (E = 0).
+        NaN with an :class:`UndefinedMetricWarning` when there are no errors (E = 0; with
+        weights, when the errors carry no weight).
+
+    Notes
+    -----
+    With ``sample_weight``, n is the total weight W, E the weight of the errors, and the
+    review takes the least confident rows until their weight reaches
+    K = min(W, max(1, floor(b·W))), floored by the rule of :func:`review_count`; the row at
+    the cut-off is reviewed in part (a row of weight 3 is three predictions, of which the
+    review may take one). The errors caught are counted by weight, and ``ties="expected"``
+    is the exact expectation over every order of the units of weight in the tied run (a
+    share s of the run's weight reviewed catches s of its error weight). So integer weights
+    give exactly the ECARB of the repeated rows, unit weights that of no weights, and
+    zero-weight rows change nothing. Unlike AUROC, ECE and Brier, ECARB is **not**
+    invariant to scaling every weight: K is a whole number of predictions, so weights must
+    count predictions (weights summing to 1 review everything and give 1.0), as repeating
+    every row changes K's rounding too.
 
     Examples
     --------
@@ -421,21 +526,28 @@ def ecarb(correct: Any, confidence: Any, *, budget: float = 0.3,
     >>> correct = [0] * 15 + [1] * 15 + [0] * 5 + [1] * 65
     >>> ecarb(correct, conf, budget=0.3)
     2.5
+    >>> # weights 3, 1, 1, 5: W=10, E=3 + 1 = 4, b=0.2 -> K=2 of the weight-3 error at 0.1:
+    >>> # 2 / (2/10 * 4) = 2.5, as for the rows repeated [0, 0, 0, 1, 0, 1, 1, 1, 1, 1]
+    >>> ecarb([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4], budget=0.2, sample_weight=[3, 1, 1, 5])
+    2.5
     """
-    y, c, _ = check_calibration_data(correct, confidence)
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
     budget = check_budget(budget)
     ties = check_option(ties, "ties", TIES)
-    r = Ranking.from_arrays(y, c)
-    if r.n_neg == 0:
+    r = Ranking.from_arrays(y, c, w)
+    if r.neg_weight == 0:
         return _no_errors(r)
-    return _ecarb_value(r, budget, ties, y, c)[2]
+    w_rows, unit = _scaled_rows(w)
+    return _ecarb_value(r, budget, ties, y, c, w_rows, unit)[2]
 
 
-def ecarb_ceiling(correct: Any, *, budget: float = 0.3) -> float:
+def ecarb_ceiling(correct: ArrayLike, *, budget: float = 0.3,
+                  sample_weight: ArrayLike | None = None) -> float:
     """The best ECARB possible at this budget: min(k, E)·n / (k·E).
 
     Reached when every error is less confident than every correct prediction. It equals the
-    paper's min(1/b, n/E) when b·n is whole.
+    paper's min(1/b, n/E) when b·n is whole. With ``sample_weight``, n, E and k are weights
+    as in :func:`ecarb`.
 
     Examples
     --------
@@ -445,28 +557,40 @@ def ecarb_ceiling(correct: Any, *, budget: float = 0.3) -> float:
     """
     y = check_correct(correct)
     budget = check_budget(budget)
-    n = int(y.shape[0])
-    e_total = n - int(np.count_nonzero(y))
+    n_rows = int(y.shape[0])
+    if sample_weight is None:
+        n = Fraction(n_rows)
+        e_total = Fraction(n_rows - int(np.count_nonzero(y)))
+    else:
+        w = check_sample_weight(sample_weight, n_rows)
+        n, e_total = Fraction(float(w.sum())), Fraction(float(w[~y].sum()))
     if e_total == 0:
-        return _undefined("ecarb_ceiling", f"there are no errors among the {n} predictions (E = 0)")
-    k = review_count(budget, n)
-    return float(Fraction(min(k, e_total) * n, k * e_total))
+        return _undefined("ecarb_ceiling",
+                          f"there are no errors among the {n_rows} predictions (E = 0)"
+                          if sample_weight is None or y.all() else
+                          f"the errors among the {n_rows} predictions carry no weight (E = 0)")
+    k = review_weight(budget, n)
+    return float(min(k, e_total) * n / (k * e_total))
 
 
-def ecarb_curve(correct: Any, confidence: Any, *, budgets: Sequence[float] | None = None,
-                ties: str = "expected") -> pd.DataFrame:
+def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
+                budgets: Sequence[float] | None = None, ties: str = "expected",
+                sample_weight: ArrayLike | None = None) -> pd.DataFrame:
     """ECARB at several budgets from one sort.
 
     Parameters
     ----------
     budgets : sequence of float in (0, 1], optional
         Default: 0.05, 0.10, ..., 1.00.
+    ties, sample_weight : as in :func:`ecarb`.
 
     Returns
     -------
     DataFrame
-        Columns ``budget, k, errors_caught, ecarb, ceiling``. ``errors_caught`` is the
-        expected count under ``ties="expected"`` and may be fractional.
+        Columns ``budget, k, errors_caught, ecarb, ceiling``. ``k`` is the number of
+        predictions reviewed (with ``sample_weight``, the weight K reviewed);
+        ``errors_caught`` is the expected count under ``ties="expected"`` (the error weight
+        with ``sample_weight``) and may be fractional.
 
     Examples
     --------
@@ -474,20 +598,24 @@ def ecarb_curve(correct: Any, confidence: Any, *, budgets: Sequence[float] | Non
     >>> curve[["budget", "k", "errors_caught", "ecarb"]].values.tolist()
     [[0.25, 1.0, 1.0, 2.0], [0.5, 2.0, 1.0, 1.0], [1.0, 4.0, 2.0, 1.0]]
     """
-    y, c, _ = check_calibration_data(correct, confidence)
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
     budgets = check_budgets(_DEFAULT_CURVE_BUDGETS if budgets is None else budgets)
     ties = check_option(ties, "ties", TIES)
-    r = Ranking.from_arrays(y, c)
-    if r.n_neg == 0:
+    r = Ranking.from_arrays(y, c, w)
+    w_rows, unit = _scaled_rows(w)
+    if r.neg_weight == 0:
         _no_errors(r)
-        rows = [(b, review_count(b, r.n), 0.0, math.nan, math.nan) for b in budgets]
+        total = Fraction(r.total_weight) / unit
+        rows = [(b, review_weight(b, total), 0.0, math.nan, math.nan) for b in budgets]
     else:
         rows = [(b, k, float(caught), value, ceiling)
                 for b in budgets
-                for k, caught, value, ceiling in [_ecarb_value(r, b, ties, y, c)]]
+                for k, caught, value, ceiling in [_ecarb_value(r, b, ties, y, c, w_rows, unit)]]
+    # k is a whole number of predictions unless the total weight is below one
+    table = [(b, int(k) if k.denominator == 1 else float(k), *rest) for b, k, *rest in rows]
     import pandas as pd
 
-    return pd.DataFrame(rows, columns=["budget", "k", "errors_caught", "ecarb", "ceiling"])
+    return pd.DataFrame(table, columns=["budget", "k", "errors_caught", "ecarb", "ceiling"])
 
 
 def _bins_frame(bins: _Bins, min_count: int, weighted: bool) -> pd.DataFrame:
@@ -509,14 +637,18 @@ def _bins_frame(bins: _Bins, min_count: int, weighted: bool) -> pd.DataFrame:
     return frame[frame["count"] >= min_count].reset_index(drop=True)
 
 
-def reliability_bins(correct: Any, confidence: Any, *, n_bins: int = 10,
-                     binning: str = "uniform", min_count: int = 0,
-                     sample_weight: Any = None) -> pd.DataFrame:
+def reliability_bins(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5,
+                     binning: str = "quantile", min_count: int = 0,
+                     sample_weight: ArrayLike | None = None) -> pd.DataFrame:
     """The reliability table behind ECE and a reliability diagram.
 
     Parameters
     ----------
-    n_bins, binning : as in :func:`ece` (default 10 uniform bins, the usual diagram).
+    n_bins, binning : as in :func:`ece`, with the same defaults (the paper's 5 equal-mass
+        bins), so the default table is the one behind the default :func:`ece` and
+        :attr:`CalibrationReport.bins`. For the usual diagram's 10 uniform bins pass
+        ``n_bins=10, binning="uniform"`` (as :func:`confcal.report.plots.reliability_diagram`
+        does). Before this release the default was 10 uniform bins.
     min_count : int, default 0
         Hide bins with fewer predictions (display only; ECE is not affected).
 
@@ -531,7 +663,13 @@ def reliability_bins(correct: Any, confidence: Any, *, n_bins: int = 10,
 
     Examples
     --------
+    >>> # quantile (the default): ranks 0, 1 and ranks 2, 3; lower/upper are the confidences
     >>> reliability_bins([0, 1, 1, 1], [0.2, 0.4, 0.6, 0.8], n_bins=2)
+       bin  lower  upper  count  mean_confidence  accuracy  gap
+    0    0    0.2    0.4      2              0.3       0.5 -0.2
+    1    1    0.6    0.8      2              0.7       1.0 -0.3
+    >>> # uniform: [0, 0.5) and [0.5, 1.0]; lower/upper are the edges
+    >>> reliability_bins([0, 1, 1, 1], [0.2, 0.4, 0.6, 0.8], n_bins=2, binning="uniform")
        bin  lower  upper  count  mean_confidence  accuracy  gap
     0    0    0.0    0.5      2              0.3       0.5 -0.2
     1    1    0.5    1.0      2              0.7       1.0 -0.3
@@ -542,10 +680,15 @@ def reliability_bins(correct: Any, confidence: Any, *, n_bins: int = 10,
     min_count = check_positive_int(min_count, "min_count", 0)
     bins = _bins(Ranking.from_arrays(y, c, w), n_bins, binning)
     frame = _bins_frame(bins, min_count, weighted=w is not None)
-    if w is not None:  # the Ranking scaled the weights by a power of two; undo it for display
-        top = np.array([w.max()])
-        frame["weight"] *= float(top[0] / scale_weights(top)[0])
+    if w is not None:
+        _unscale_weights(frame, w)
     return frame
+
+
+def _unscale_weights(frame: pd.DataFrame, w: np.ndarray) -> None:
+    """The Ranking scaled the weights by a power of two; undo it in the bins' display."""
+    top = np.array([w.max()])
+    frame["weight"] *= float(top[0] / scale_weights(top)[0])
 
 
 # ---------------------------------------------------------------------------------------
@@ -614,13 +757,20 @@ class CalibrationReport:
         return pd.DataFrame([row])
 
 
-def calibration_report(correct: Any, confidence: Any, *,
-                       budgets: Sequence[float] = (0.1, 0.2, 0.3, 0.5), n_bins: int = 5,
-                       binning: str = "quantile", ties: str = "expected") -> CalibrationReport:
+def calibration_report(correct: ArrayLike, confidence: ArrayLike, *,
+                       budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                       binning: str = "quantile", ties: str = "expected",
+                       sample_weight: ArrayLike | None = None) -> CalibrationReport:
     """AUROC, ECE, MCE, Brier, ECARB and its ceiling at each budget, and the bins.
 
     One sort of the confidences feeds every order-dependent metric; the result equals
-    calling each function on its own. Undefined metrics are NaN with one warning each.
+    calling each function on its own (with the same ``sample_weight``). Undefined metrics
+    are NaN with one warning each.
+
+    ``budgets`` defaults to :data:`DEFAULT_BUDGETS`, (0.1, 0.3). With ``sample_weight``
+    the metrics are the weighted ones (ECARB's frequency weights as
+    in :func:`ecarb`) and ``bins`` has a ``weight`` column; ``n`` and ``n_errors`` still
+    count rows.
 
     Examples
     --------
@@ -628,25 +778,29 @@ def calibration_report(correct: Any, confidence: Any, *,
     >>> rep.auroc, round(rep.ece, 12), rep.ecarb[0.25], rep.ecarb_ceiling[0.25]
     (1.0, 0.25, 4.0, 4.0)
     """
-    y, c, _ = check_calibration_data(correct, confidence)
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
     budgets = check_budgets(budgets)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
     ties = check_option(ties, "ties", TIES)
-    r = Ranking.from_arrays(y, c)
+    r = Ranking.from_arrays(y, c, w)
     bins = _bins(r, n_bins, binning)
     ecarbs, ceilings = {}, {}
-    if r.n_neg == 0:  # one warning for all budgets, not one per budget
+    if r.neg_weight == 0:  # one warning for all budgets, not one per budget
         nan = _no_errors(r)
         ecarbs = {b: nan for b in budgets}
         ceilings = dict(ecarbs)
     else:
+        w_rows, unit = _scaled_rows(w)
         for b in budgets:
-            _, _, ecarbs[b], ceilings[b] = _ecarb_value(r, b, ties, y, c)
+            _, _, ecarbs[b], ceilings[b] = _ecarb_value(r, b, ties, y, c, w_rows, unit)
+    frame = _bins_frame(bins, 0, weighted=w is not None)
+    if w is not None:
+        _unscale_weights(frame, w)
     return CalibrationReport(
-        n=r.n, n_errors=r.n_neg, accuracy=r.n_pos / r.n, auroc=_auroc(r),
+        n=r.n, n_errors=r.n_neg, accuracy=r.pos_weight / r.total_weight, auroc=_auroc(r),
         ece=_ece_from_bins(bins, r.total_weight), mce=_mce_from_bins(bins),
-        brier=_brier(y, c, None), ecarb=MappingProxyType(ecarbs),
-        ecarb_ceiling=MappingProxyType(ceilings), bins=_bins_frame(bins, 0, weighted=False),
+        brier=_brier(y, c, w), ecarb=MappingProxyType(ecarbs),
+        ecarb_ceiling=MappingProxyType(ceilings), bins=frame,
         n_bins=n_bins, binning=binning, ties=ties,
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -247,7 +248,7 @@ class Ranking:
         k = int(self.pos_before(p))
         return float(self.weights.cum_pos[k] + self.weights.cum_neg[p - k])
 
-    def first_rank_with_weight_before(self, target: float) -> int:
+    def first_rank_with_weight_before(self, target: float | Fraction) -> int:
         """Smallest rank p in [0, n] with ``weight_before(p) >= target`` (a binary search:
         weight_before is non-decreasing in p)."""
         lo, hi = 0, self.n  # weight_before(n) is the total, which always reaches target

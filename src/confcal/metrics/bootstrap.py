@@ -17,11 +17,12 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._ranking import Ranking, _dot, pack_keys
+from ._ranking import Ranking, _dot, pack_keys, scale_weights
 from .._validation import (
     check_budget,
     check_calibration_data,
@@ -30,6 +31,7 @@ from .._validation import (
     check_option,
     check_positive_int,
     check_probability,
+    check_seed,
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ._metrics import (
@@ -39,24 +41,28 @@ from ._metrics import (
     _ecarb_value,
     _ece_from_bins,
     _mce_from_bins,
+    weight_unit,
 )
 
 if TYPE_CHECKING:  # pandas loads when an interval table is built, not on import
     import pandas as pd
+    from numpy.typing import ArrayLike
 
 __all__ = ["BOOTSTRAP_METRICS", "bootstrap_ci"]
 
 BOOTSTRAP_METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "accuracy")
 
 
-def _metric_functions(budget: float, n_bins: int, binning: str, doc_sums: np.ndarray
+def _metric_functions(budget: float, n_bins: int, binning: str, doc_sums: np.ndarray,
+                      unit: Fraction | int = 1
                       ) -> dict[str, Callable[[Ranking, np.ndarray], float]]:
-    """metric name -> f(reweighted ranking, per-document draw counts)."""
+    """metric name -> f(reweighted ranking, per-document draw counts); ``unit`` is the
+    weight of one prediction in the ranking's scale (ECARB counts predictions)."""
 
     def ecarb(r: Ranking, counts: np.ndarray) -> float:
         if r.neg_weight == 0:
             return math.nan
-        return _ecarb_value(r, budget, "expected")[2]
+        return _ecarb_value(r, budget, "expected", unit=unit)[2]
 
     def brier(r: Ranking, counts: np.ndarray) -> float:
         # order-free, so per-document sums suffice: O(documents), not O(rows). Pairwise
@@ -104,9 +110,15 @@ def _pairwise_group_sums(codes: np.ndarray, values: np.ndarray, n_groups: int) -
 
 
 class _DocumentResampler:
-    """One sort, then per-resample weights gathered from per-document draw counts."""
+    """One sort, then per-resample weights gathered from per-document draw counts.
 
-    def __init__(self, correct: np.ndarray, confidence: np.ndarray, codes: np.ndarray):
+    With ``sample_weight`` (scaled once by a power of two, as ``Ranking.from_arrays``
+    does), a row of document d weighs ``count_d * w_row`` in a resample: the drawn
+    documents carry their rows' weights.
+    """
+
+    def __init__(self, correct: np.ndarray, confidence: np.ndarray, codes: np.ndarray,
+                 sample_weight: np.ndarray | None = None):
         keys = pack_keys(correct, confidence)
         order = np.argsort(keys)  # once; every resample reuses it
         self.ranking = Ranking(keys[order])
@@ -114,12 +126,20 @@ class _DocumentResampler:
         self.doc_pos = codes[order[r.pos_positions]]
         self.doc_neg = codes[order[r.neg_positions]]
         self.n_groups = int(codes.max()) + 1
+        self.unit: Fraction | int = 1
+        self.w_pos = self.w_neg = None
+        w = None
+        if sample_weight is not None:
+            w = scale_weights(sample_weight)
+            self.unit = weight_unit(sample_weight)
+            self.w_pos, self.w_neg = w[order[r.pos_positions]], w[order[r.neg_positions]]
         d = confidence - correct
-        # per document (rows): predictions, correct ones, sum of squared errors
+        # per document (rows, or their weights): predictions, correct ones, squared errors
         self.doc_sums = np.vstack([
-            np.bincount(codes, minlength=self.n_groups),
-            np.bincount(codes, weights=correct, minlength=self.n_groups),
-            _pairwise_group_sums(codes, d * d, self.n_groups),
+            np.bincount(codes, weights=w, minlength=self.n_groups),
+            np.bincount(codes, weights=correct if w is None else correct * w,
+                        minlength=self.n_groups),
+            _pairwise_group_sums(codes, d * d if w is None else d * d * w, self.n_groups),
         ]).astype(np.float64)
         # warm the weight-independent caches the kernels share
         _ = (r.mixed_runs, r.neg_before_pos, r.pos_confidence, r.neg_confidence)
@@ -130,15 +150,19 @@ class _DocumentResampler:
         return np.bincount(draw, minlength=self.n_groups).astype(np.float64)
 
     def reweighted(self, counts: np.ndarray) -> Ranking:
-        return self.ranking.with_weights(counts[self.doc_pos], counts[self.doc_neg])
+        pos, neg = counts[self.doc_pos], counts[self.doc_neg]
+        if self.w_pos is not None and self.w_neg is not None:
+            pos, neg = pos * self.w_pos, neg * self.w_neg
+        return self.ranking.with_weights(pos, neg)
 
 
 def _distribution(correct: np.ndarray, confidence: np.ndarray, codes: np.ndarray,
                   metrics: tuple[str, ...], *, budget: float, n_bins: int, binning: str,
-                  n_resamples: int, seed: int | None) -> tuple[dict[str, float], np.ndarray]:
+                  n_resamples: int, seed: int | None, sample_weight: np.ndarray | None = None
+                  ) -> tuple[dict[str, float], np.ndarray]:
     """Point estimates and an (n_resamples, n_metrics) array of resampled values."""
-    resampler = _DocumentResampler(correct, confidence, codes)
-    fns = _metric_functions(budget, n_bins, binning, resampler.doc_sums)
+    resampler = _DocumentResampler(correct, confidence, codes, sample_weight)
+    fns = _metric_functions(budget, n_bins, binning, resampler.doc_sums, resampler.unit)
     ones = np.ones(resampler.n_groups)
     unit = resampler.reweighted(ones)
     rng = np.random.default_rng(seed)
@@ -155,11 +179,11 @@ def _distribution(correct: np.ndarray, confidence: np.ndarray, codes: np.ndarray
     return estimates, values
 
 
-def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
+def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike | None = None,
                  metrics: Sequence[str] = ("auroc", "ece", "brier", "ecarb"),
                  budget: float = 0.3, n_bins: int = 5, binning: str = "quantile",
                  n_resamples: int = 1000, confidence_level: float = 0.95,
-                 seed: int | None = 0) -> pd.DataFrame:
+                 seed: int | None = 0, sample_weight: ArrayLike | None = None) -> pd.DataFrame:
     """Percentile bootstrap intervals for calibration metrics, resampling documents.
 
     Parameters
@@ -177,6 +201,10 @@ def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
     confidence_level : float in (0, 1), default 0.95
     seed : int or None, default 0
         Seeds ``numpy.random.default_rng``; the same seed gives the same intervals.
+    sample_weight : array-like of float >= 0, shape (n,), optional
+        Row weights, with the meaning they have in each metric (:func:`confcal.ecarb`:
+        frequency weights). Documents are drawn as without weights, and every row of a
+        drawn document keeps its weight: a document drawn c times weighs c·w per row.
 
     Returns
     -------
@@ -212,7 +240,7 @@ def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
     >>> bool(((ci.low <= ci.estimate) & (ci.estimate <= ci.high)).all())
     True
     """
-    y, c, _ = check_calibration_data(correct, confidence)
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
     codes = check_groups(groups, y.shape[0])
     metrics = _check_metrics(metrics)
     budget = check_budget(budget)
@@ -220,11 +248,11 @@ def bootstrap_ci(correct: Any, confidence: Any, *, groups: Any = None,
     binning = check_option(binning, "binning", BINNINGS)
     n_resamples = check_positive_int(n_resamples, "n_resamples", 1)
     level = check_probability(confidence_level, "confidence_level")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValidationError(f"seed must be an int or None; found {seed!r}")
+    seed = check_seed(seed)
 
     estimates, values = _distribution(y, c, codes, metrics, budget=budget, n_bins=n_bins,
-                                      binning=binning, n_resamples=n_resamples, seed=seed)
+                                      binning=binning, n_resamples=n_resamples, seed=seed,
+                                      sample_weight=w)
     for m, est in estimates.items():
         if math.isnan(est):
             warnings.warn(f"{m} is undefined on the full data; its interval is NaN",

@@ -37,6 +37,7 @@ from .._validation import (
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ._metrics import (
     BINNINGS,
+    DEFAULT_BUDGETS,
     CalibrationReport,
     _auroc,
     _bins,
@@ -45,11 +46,12 @@ from ._metrics import (
     _ece_from_bins,
     _mce_from_bins,
     _undefined,
-    review_count,
+    review_weight,
 )
 
 if TYPE_CHECKING:  # pandas loads in error_bounds, not on import: the metrics cost numpy
     import pandas as pd
+    from numpy.typing import ArrayLike
 
 __all__ = ["CalibrationSketch", "SKETCH_TIES"]
 
@@ -250,7 +252,8 @@ class CalibrationSketch:
                    z.copy() if weighted else None, resolution)
 
     @classmethod
-    def from_arrays(cls, correct: Any, confidence: Any, *, sample_weight: Any = None,
+    def from_arrays(cls, correct: ArrayLike, confidence: ArrayLike, *,
+                    sample_weight: ArrayLike | None = None,
                     resolution: float | None = None) -> CalibrationSketch:
         """Summarise arrays; the same validation (and errors) as the array metrics."""
         y, c, w = check_calibration_data(correct, confidence, sample_weight)
@@ -289,8 +292,8 @@ class CalibrationSketch:
         return cls(values.copy(), n_pos.astype(np.int64), n_neg.astype(np.int64),
                    w_pos, w_neg, resolution)
 
-    def update(self, correct: Any, confidence: Any, *, sample_weight: Any = None
-               ) -> CalibrationSketch:
+    def update(self, correct: ArrayLike, confidence: ArrayLike, *,
+               sample_weight: ArrayLike | None = None) -> CalibrationSketch:
         """This sketch merged with the sketch of more arrays (a new sketch)."""
         return self.merge(CalibrationSketch.from_arrays(
             correct, confidence, sample_weight=sample_weight, resolution=self.resolution))
@@ -372,14 +375,15 @@ class CalibrationSketch:
         if self.n == 0:
             raise ValidationError("the sketch must not be empty; found 0 rows")
 
-    def report(self, *, budgets: Sequence[float] = (0.1, 0.2, 0.3, 0.5), n_bins: int = 5,
+    def report(self, *, budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                binning: str = "quantile", ties: str = "expected") -> CalibrationReport:
         """The :class:`~confcal.CalibrationReport` of the summarised data.
 
         Equal to ``calibration_report`` on the raw arrays (see the class Notes). For a
-        weighted sketch the metrics are the weighted ones; ECARB then needs whole-number
-        weights (copies of rows) and is NaN with a warning otherwise. ``ties="stable"``
-        needs the original row order, which a sketch does not keep: it is refused.
+        weighted sketch the metrics are the weighted ones, ECARB's with frequency weights
+        as in :func:`confcal.ecarb` (a row of weight w is w predictions; whole-number
+        weights are copies of rows). ``ties="stable"`` needs the original row order, which
+        a sketch does not keep: it is refused.
         """
         self._check_nonempty()
         budgets = check_budgets(budgets)
@@ -411,21 +415,20 @@ class CalibrationSketch:
 
         nan = {b: math.nan for b in budgets}
         if r.neg_weight == 0:
-            _undefined("ecarb", f"there are no errors among the {self.n} predictions (E = 0)")
-            return MappingProxyType(nan), MappingProxyType(dict(nan))  # type: ignore[return-value]
-        whole = all(float(x).is_integer() for x in (r.pos_weight, r.neg_weight)) and (
-            not self.weighted or (np.all(np.mod(self._w(True), 1) == 0)
-                                  and np.all(np.mod(self._w(False), 1) == 0)))
-        if not whole:
-            _undefined("ecarb", "it needs whole-number weights (copies of rows); this "
-                                "sketch has fractional weights")
+            reason = (f"there are no errors among the {self.n} predictions (E = 0)"
+                      if self.n_errors == 0 else
+                      f"the {self.n_errors} errors among the {self.n} predictions carry no "
+                      "weight (E = 0)")
+            _undefined("ecarb", reason)
             return MappingProxyType(nan), MappingProxyType(dict(nan))  # type: ignore[return-value]
         ecarbs, ceilings = {}, {}
         for b in budgets:
+            # the cells hold the weights as given (unscaled): one prediction weighs 1, and
+            # ECARB's frequency-weight rule (confcal.ecarb, Notes) applies as to the arrays
             _, _, ecarbs[b], ceilings[b] = _ecarb_value(r, b, ties)
         return MappingProxyType(ecarbs), MappingProxyType(ceilings)  # type: ignore[return-value]
 
-    def error_bounds(self, *, budgets: Sequence[float] = (0.1, 0.2, 0.3, 0.5), n_bins: int = 5,
+    def error_bounds(self, *, budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                      binning: str = "quantile") -> pd.DataFrame:
         """How far each metric of a snapped sketch can be from the raw arrays' metric.
 
@@ -480,16 +483,16 @@ class CalibrationSketch:
                 ("ece", res / 2 + 2 * boundary_weight / total)]
         e_total = r.neg_weight
         for b in budgets:
-            if e_total == 0 or not float(total).is_integer():
+            if e_total == 0:
                 rows.append((f"ecarb@{b:g}", math.nan))
                 continue
-            n = int(total)
-            k = review_count(b, n)
+            n = Fraction(total)
+            k = review_weight(b, n)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UndefinedMetricWarning)
                 _, pes, _, _ = _ecarb_value(r, b, "pessimistic")
                 _, opt, _, _ = _ecarb_value(r, b, "optimistic")
-            rows.append((f"ecarb@{b:g}", float(Fraction(opt - pes) * n / (k * int(e_total)))))
+            rows.append((f"ecarb@{b:g}", float((opt - pes) * n / (k * Fraction(e_total)))))
         return pd.DataFrame(rows, columns=["metric", "bound"])
 
     # -- serialisation -------------------------------------------------------------------

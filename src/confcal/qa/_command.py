@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import sys
-import tempfile
 import traceback
 import warnings
 from collections.abc import Sequence
@@ -131,8 +129,9 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
                          "(default OPENAI_API_KEY; '' for an endpoint without a key)")
     qa.add_argument("--timeout", type=_positive(float), default=60.0, metavar="S",
                     help="--judge llm: seconds per request (default 60)")
-    qa.add_argument("--budgets", type=_budgets, default=(0.1, 0.3), metavar="B,...",
-                    help="ECARB review budgets of the calibration section (default 0.1,0.3)")
+    qa.add_argument("--budgets", type=_budgets, default=None, metavar="B,...",
+                    help="ECARB review budgets of the calibration section (default 0.1,0.3, "
+                         "the library's DEFAULT_BUDGETS)")
     qa.add_argument("--bins", type=_positive(int), default=5, metavar="M",
                     help="equal-mass ECE bins (default 5)")
     qa.add_argument("-o", "--out", type=Path, metavar="DIR",
@@ -142,7 +141,9 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
 
 # ---------------------------------------------------------------------------- tables
 def _cell(value: Any, digits: int) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    from .._validation import is_missing  # numpy: not at import time of the command line
+
+    if is_missing(value, blank=False):
         return "n/a"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
@@ -189,11 +190,16 @@ def _agreement(judged: Any, column: str) -> Any:
     return pd.DataFrame(rows)
 
 
-def _calibration(judged: Any, budgets: tuple[float, ...], n_bins: int) -> tuple[Any, Any]:
+def _calibration(judged: Any, budgets: tuple[float, ...] | None, n_bins: int
+                 ) -> tuple[Any, Any]:
     import pandas as pd
 
+    from ..metrics._metrics import DEFAULT_BUDGETS
     from .docqa import _calibration as parts_of
     from .docqa import calibration_table
+
+    if budgets is None:  # --budgets not given: the library's default
+        budgets = DEFAULT_BUDGETS
 
     table = calibration_table(judged, "verdict", budgets=budgets, n_bins=n_bins)
     status = judged["verdict_status"].to_numpy(dtype=object)
@@ -218,20 +224,14 @@ def _write_all(out: Path, files: dict[str, str]) -> None:
     ``out`` must be new, empty or a previous ``confcal qa`` output, and a new run replaces
     it whole, so a folder never mixes files of two runs.
     """
-    from .._files import publish_folder
+    from .._files import staged_folder
 
     unknown = sorted(set(files) - set(QA_FILES))
     if unknown:  # a programming error, not a user's: every file must be a known output
         raise AssertionError(f"unlisted qa outputs {unknown}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    with staged_folder(out, QA_FILES, "qa output") as staging:
         for name, text in files.items():
             (staging / name).write_text(text, encoding="utf-8", newline="\n")
-        publish_folder(staging, out, QA_FILES, "qa output")
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- command

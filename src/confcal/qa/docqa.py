@@ -27,7 +27,6 @@ unreadable reply as right in one table and as wrong in another).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -44,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from . import _text as qt
+from .._files import read_json_object
 from .._validation import (
     check_budgets,
     check_n_bins,
@@ -51,10 +51,11 @@ from .._validation import (
     check_positive_int,
     check_probability,
     is_missing,
+    is_real,
 )
 from ..exceptions import ModelResponseError, UndefinedMetricWarning, ValidationError
 from ..scoring.io import _open_text
-from ..metrics._metrics import BINNINGS, TIES, calibration_report
+from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, TIES, calibration_report
 
 __all__ = [
     "DOCBENCH_DOMAINS",
@@ -150,11 +151,6 @@ def _is_text(v: Any) -> bool:
     return isinstance(v, str) and not is_missing(v)
 
 
-def _is_real(v: Any) -> bool:
-    return (isinstance(v, (int, float, np.integer, np.floating))
-            and not isinstance(v, (bool, np.bool_)))
-
-
 def _as_frame(records: Any, name: str, labels: Sequence[str] | None,
               required: Sequence[str]) -> pd.DataFrame:
     if isinstance(records, pd.DataFrame):
@@ -225,7 +221,7 @@ def _check_records(records: Any, *, name: str = "records",
         check("system", _is_text, "a non-empty string")
     if "confidence" in frame.columns:
         values = check("confidence",
-                       lambda v: is_missing(v) or (_is_real(v) and 0.0 <= float(v) <= 1.0),
+                       lambda v: is_missing(v) or (is_real(v) and 0.0 <= float(v) <= 1.0),
                        "a number within [0, 1] or null")
         frame["confidence"] = np.array(
             [math.nan if is_missing(v) else float(v) for v in values], dtype=np.float64)
@@ -283,26 +279,13 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
     return ((number, line) for number, line in _open_text(path) if line.strip())
 
 
-def _json_object(line: str, where: str) -> dict[str, Any]:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(
-            f"{where}: must be valid JSON; found an error at column {exc.colno}: "
-            f"{exc.msg}") from None
-    if not isinstance(record, dict):
-        raise ValidationError(
-            f"{where}: must be a JSON object (one record); found a JSON "
-            f"{type(record).__name__}")
-    return record
-
-
 def _read_jsonl(path: Path, label: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     label = str(path) if label is None else label
     rows, labels = [], []
     for number, line in _text_lines(path):
         where = f"{label}, line {number}"
-        rows.append(_json_object(line, where))
+        rows.append(read_json_object(line, where=f"{where}:", what="a JSON object (one record)",
+                                     source=label, line=number))
         labels.append(where)
     return rows, labels
 
@@ -481,7 +464,8 @@ def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
             answers, _ = _system_answers(folder, system, len(lines))
         for k, (number, line) in enumerate(lines):
             where = f"{qa_file}, line {number}"
-            qa = _json_object(line, where)
+            qa = read_json_object(line, where=f"{where}:", what="a JSON object (one record)",
+                                  source=qa_file, line=number)
             absent = [key for key in ("question", "answer", "type") if key not in qa]
             if absent:
                 raise ValidationError(
@@ -729,7 +713,7 @@ class RuleJudge:
     dayfirst: bool = False
 
     def __post_init__(self) -> None:
-        if not (_is_real(self.rel_tol) and 0.0 <= float(self.rel_tol) < 1.0):
+        if not (is_real(self.rel_tol) and 0.0 <= float(self.rel_tol) < 1.0):
             raise ValidationError(f"rel_tol must be a number in [0, 1); found {self.rel_tol!r}")
         check_probability(self.accept_similarity, "accept_similarity", open_high=False)
         check_probability(self.reject_similarity, "reject_similarity", open_low=False)
@@ -1194,7 +1178,7 @@ def _verdict_arrays(verdicts: Any, n: int, name: str, frame: pd.DataFrame | None
         elif is_missing(v):
             scores[i] = math.nan
             status[i] = "undecided"
-        elif (isinstance(v, (bool, np.bool_)) or _is_real(v)) and v in (0, 1):
+        elif (isinstance(v, (bool, np.bool_)) or is_real(v)) and v in (0, 1):
             scores[i] = float(v)
             status[i] = "correct" if v == 1 else "wrong"
         else:
@@ -1515,7 +1499,7 @@ def _calibration(frame: pd.DataFrame, status: np.ndarray, *, budgets: Sequence[f
 
 
 def calibration_table(records: Any, verdicts: Any, *,
-                      budgets: Sequence[float] = (0.1, 0.2, 0.3, 0.5), n_bins: int = 5,
+                      budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                       binning: str = "quantile", ties: str = "expected") -> pd.DataFrame:
     """Can the answers' confidence be trusted? The verdicts through calibration_report.
 

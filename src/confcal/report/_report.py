@@ -18,10 +18,9 @@ import base64
 import html
 import math
 import os
-import shutil
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._files import check_destination, publish_folder
+from .._files import check_destination, staged_folder
+from .._deprecation import renamed_keywords
 from .._signature import table_signature
 from .._validation import (
     check_budgets,
@@ -37,11 +37,13 @@ from .._validation import (
     check_option,
     check_positive_int,
     check_probability,
+    check_seed,
+    is_missing,
 )
 from ..metrics.bootstrap import bootstrap_ci
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring.io import check_entities
-from ..metrics._metrics import BINNINGS, CalibrationReport, calibration_report
+from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, CalibrationReport, calibration_report
 from ..scoring._result import ENTITY_COLUMNS
 from ..scoring._totals import (
     UNDEFINED,
@@ -64,12 +66,6 @@ _MAX_CURVES = 10  # ECARB curves per panel (tab10 colours stay distinguishable)
 
 
 # --------------------------------------------------------------------------- the table
-def _check_seed(seed: Any) -> int | None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValidationError(f"seed must be an int or None; found {seed!r}")
-    return None if seed is None else int(seed)
-
-
 def _check_by(by: Any, frame: pd.DataFrame) -> tuple[str, ...]:
     if by is None:  # every metadata column: what tells one run from another
         return tuple(c for c in frame.columns if c not in ENTITY_COLUMNS)
@@ -189,7 +185,7 @@ def _runs_row(label: str, *, n_documents: int, n_entities: int, n_without_confid
 
 
 def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
-                 bootstrap: int, n_bins: int, binning: str, level: float,
+                 n_resamples: int, n_bins: int, binning: str, level: float,
                  seed: int | None) -> dict[str, Any]:
     sums = _ExtractionSums(group)
     woa, f1 = (float(v) for v in sums.woa_f1(np.ones(sums.n_documents)))
@@ -203,7 +199,7 @@ def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
         report=(lambda: calibration_report(correct, conf, budgets=budgets, n_bins=n_bins,
                                            binning=binning)) if has.any() else None,
         budgets=budgets)
-    if not bootstrap:
+    if not n_resamples:
         return row
     nan = math.nan
     intervals: dict[str, tuple[float, float]] = {}
@@ -215,13 +211,13 @@ def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
                 metrics = ("auroc", "ece", "brier", "ecarb") if i == 0 else ("ecarb",)
                 # the same seed draws the same documents for every budget
                 ci = bootstrap_ci(correct, conf, groups=docs, metrics=metrics, budget=b,
-                                  n_bins=n_bins, binning=binning, n_resamples=bootstrap,
+                                  n_bins=n_bins, binning=binning, n_resamples=n_resamples,
                                   confidence_level=level, seed=seed).set_index("metric")
                 for m in metrics:
                     name = f"ecarb@{b:g}" if m == "ecarb" else m
                     intervals[name] = (float(ci.at[m, "low"]), float(ci.at[m, "high"]))
         _relabelled(label, caught)
-    intervals.update(sums.intervals(bootstrap, level, seed))
+    intervals.update(sums.intervals(n_resamples, level, seed))
     ordered: dict[str, Any] = {}
     for name, value in row.items():
         ordered[name] = value
@@ -231,8 +227,10 @@ def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
     return ordered
 
 
+@renamed_keywords(bootstrap="n_resamples")
 def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = None,
-                 budgets: Sequence[float] = (0.3,), bootstrap: int = 0, n_bins: int = 5,
+                 budgets: Sequence[float] = DEFAULT_BUDGETS, n_resamples: int = 0,
+                 n_bins: int = 5,
                  binning: str = "quantile", confidence_level: float = 0.95,
                  seed: int | None = 0) -> pd.DataFrame:
     """The ConfBench Table 3: extraction quality and calibration, one row per run.
@@ -246,10 +244,12 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
         The columns that tell runs apart (``("model", "tier")``). Default: every column that
         is not an entity-table column (the metadata given to ``score_documents``); with
         none, one row for the whole table. Missing values form their own group.
-    budgets : sequence of float in (0, 1], default (0.3,)
-        Review budgets of the ECARB columns.
-    bootstrap : int, default 0
-        Number of document resamples for percentile intervals; 0 for none.
+    budgets : sequence of float in (0, 1], default (0.1, 0.3)
+        Review budgets of the ECARB columns (:data:`confcal.metrics.DEFAULT_BUDGETS`).
+    n_resamples : int, default 0
+        Number of document resamples for percentile bootstrap intervals; 0 for none.
+        (Named ``bootstrap`` before; that name works for one more release, with a
+        :class:`DeprecationWarning`.)
     n_bins, binning : as in :func:`confcal.ece` (default: the paper's 5 adaptive bins).
     confidence_level : float in (0, 1), default 0.95
     seed : int or None, default 0
@@ -268,9 +268,10 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
           best possible value) per budget, over the rows that carry a confidence (any
           outcome; correct = TP or TN).
 
-        With ``bootstrap > 0`` every metric except the ceiling is followed by
+        With ``n_resamples > 0`` every metric except the ceiling is followed by
         ``<metric>_low`` and ``<metric>_high``. ``attrs`` records the options (``by``,
-        ``budgets``, ``bootstrap``, ``confidence_level``, ``n_bins``, ``binning``, ``seed``).
+        ``budgets``, ``n_resamples``, ``confidence_level``, ``n_bins``, ``binning``,
+        ``seed``).
 
     Notes
     -----
@@ -297,11 +298,11 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     frame = check_entities(entities)
     by = _check_by(by, frame)
     budgets = check_budgets(budgets)
-    bootstrap = check_positive_int(bootstrap, "bootstrap", 0)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", 0)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
     level = check_probability(confidence_level, "confidence_level")
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     if by:
         groups = [((k if isinstance(k, tuple) else (k,)), g) for k, g in
                   frame.groupby(list(by), sort=False, dropna=False, observed=True)]
@@ -311,11 +312,11 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     for key, group in groups:
         row = dict(zip(by, key))
         row.update(_run_metrics(group, _group_label(by, key), budgets=budgets,
-                                bootstrap=bootstrap, n_bins=n_bins, binning=binning,
+                                n_resamples=n_resamples, n_bins=n_bins, binning=binning,
                                 level=level, seed=seed))
         rows.append(row)
     out = pd.DataFrame(rows)
-    out.attrs.update({"by": list(by), "budgets": list(budgets), "bootstrap": bootstrap,
+    out.attrs.update({"by": list(by), "budgets": list(budgets), "n_resamples": n_resamples,
                       "confidence_level": level, "n_bins": n_bins, "binning": binning,
                       "seed": seed})
     return out
@@ -390,15 +391,9 @@ class RunSummary:
 
 
 def _key_part(value: Any) -> Any:
-    # NaN != NaN: missing values of a group key are made one key, as groupby(dropna=False) does
-    return None if _is_missing_scalar(value) else value
-
-
-def _is_missing_scalar(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+    # NaN != NaN: missing values of a group key are made one key, as groupby(dropna=False)
+    # does; a blank label ("") is a group of its own there, so it stays a value here
+    return None if is_missing(value, blank=False) else value
 
 
 def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...], RunSummary]:
@@ -430,9 +425,9 @@ def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary]
 
 
 def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], *,
-               budgets: Sequence[float] = (0.3,), n_bins: int = 5,
+               budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                binning: str = "quantile") -> pd.DataFrame:
-    """The :func:`compare_runs` table (``bootstrap=0``) from merged summaries."""
+    """The :func:`compare_runs` table (``n_resamples=0``) from merged summaries."""
     budgets = check_budgets(budgets)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
@@ -445,13 +440,13 @@ def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], 
                                    binning=binning))
         rows.append(row)
     out = pd.DataFrame(rows)
-    out.attrs.update({"by": list(by), "budgets": list(budgets), "bootstrap": 0,
+    out.attrs.update({"by": list(by), "budgets": list(budgets), "n_resamples": 0,
                       "n_bins": n_bins, "binning": binning, "sketched": True})
     return out
 
 
 def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[str] | None = None,
-                          budgets: Sequence[float] = (0.3,), n_bins: int = 5,
+                          budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                           binning: str = "quantile") -> pd.DataFrame:
     """:func:`compare_runs` over a stream of entity tables, holding one at a time.
 
@@ -459,7 +454,7 @@ def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[
     group into a :class:`RunSummary` (calibration as a
     :class:`~confcal.metrics.sketch.CalibrationSketch`), the summaries are merged, and the table is
     computed from them. The result equals ``compare_runs(pd.concat(tables), by=by,
-    bootstrap=0)``: counts, AUROC and ECARB exactly, WOA, F1, ECE and Brier up to
+    n_resamples=0)``: counts, AUROC and ECARB exactly, WOA, F1, ECE and Brier up to
     floating-point summation order. Memory: the sketches (O(distinct confidences)) and the
     doc ids of each group. Bootstrap intervals need the rows and are not available here.
 
@@ -501,7 +496,7 @@ _HEADERS = {"n_documents": "docs", "n_entities": "entities",
 
 
 def _number(value: Any, digits: int) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if is_missing(value, blank=False):
         return "n/a"
     return f"{value:.{digits}f}"
 
@@ -541,8 +536,7 @@ def format_runs(runs: pd.DataFrame, *, digits: int = 3) -> pd.DataFrame:
                         if t != "n/a" else t
                         for t, lo, hi in zip(text, runs[f"{name}_low"], runs[f"{name}_high"])]
         else:
-            text = ["n/a" if (isinstance(v, float) and math.isnan(v)) or v is None else str(v)
-                    for v in values]
+            text = ["n/a" if is_missing(v, blank=False) else str(v) for v in values]
         header = _HEADERS.get(name, name)
         if name.startswith("ecarb@"):
             header = f"ECARB@{name[6:]}"
@@ -642,7 +636,10 @@ def _reliability_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, 
             ax.text(0.5, 0.5, f"{_short(key)}\nno predictions with a confidence",
                     ha="center", va="center", fontsize=8, transform=ax.transAxes)
             continue
-        reliability_diagram(correct, conf, ax=ax, title=_short(key), legend=i == 0)
+        # the diagram's 10 uniform bins, named here: the caption says so (the table's ECE
+        # uses the equal-mass bins of compare_runs)
+        reliability_diagram(correct, conf, n_bins=10, binning="uniform", min_count=30, ax=ax,
+                            title=_short(key), legend=i == 0)
     note = (f"Showing the first {len(shown)} of {len(groups)} groups; metrics.csv has all."
             if len(groups) > len(shown) else "")
     return _png(fig), note
@@ -766,9 +763,9 @@ def _entity_path(field: Any, truth_index: Any, pred_index: Any) -> str:
     if "." not in name:
         return name
     items, sub = name.split(".", 1)
-    if not pd.isna(truth_index):
+    if not is_missing(truth_index, blank=False):
         return f"{items}[{int(truth_index)}].{sub}"
-    if not pd.isna(pred_index):
+    if not is_missing(pred_index, blank=False):
         return f"{items}[pred {int(pred_index)}].{sub}"
     return name
 
@@ -787,8 +784,7 @@ def _confident_errors(frame: pd.DataFrame, by: Sequence[str], limit: int) -> pd.
         top["field"], top.get("truth_index", missing), top.get("pred_index", missing))]
     for c in ("truth", "prediction"):
         if c in top:
-            out[c] = ["(missing)" if v is None or (isinstance(v, float) and math.isnan(v))
-                      else v for v in top[c]]
+            out[c] = ["(missing)" if is_missing(v) else v for v in top[c]]
     out["outcome"] = top["outcome"].astype(str)
     out["confidence"] = [f"{v:.4f}" for v in top["confidence"]]
     return out
@@ -853,14 +849,17 @@ def _check_destination(out: Path) -> None:
     check_destination(out, _REPORT_FILES, "report")
 
 
-def _publish(staging: Path, out: Path) -> None:
-    """Move a finished report folder into place, replacing only a previous report."""
-    publish_folder(staging, out, _REPORT_FILES, "report")
+def _staged_report(out: Path) -> AbstractContextManager[Path]:
+    """A staging folder for a report, moved onto ``out`` (replacing only a previous
+    report) when the block succeeds and removed when it fails."""
+    return staged_folder(out, _REPORT_FILES, "report")
 
 
+@renamed_keywords(bootstrap="n_resamples")
 def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
-                 by: str | Sequence[str] | None = None, budgets: Sequence[float] = (0.1, 0.3),
-                 n_bins: int = 5, bootstrap: int = 1000, confidence_level: float = 0.95,
+                 by: str | Sequence[str] | None = None,
+                 budgets: Sequence[float] = DEFAULT_BUDGETS,
+                 n_bins: int = 5, n_resamples: int = 1000, confidence_level: float = 0.95,
                  seed: int | None = 0, title: str = "confcal report",
                  notes: Sequence[str] = (), n_errors: int = 20,
                  status: Callable[[str], None] | None = None) -> WrittenReport:
@@ -874,8 +873,10 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         The report folder. It is written under a temporary name beside it and renamed into
         place at the end; an existing folder is replaced only if it is empty or holds
         nothing but a previous report's files.
-    by, budgets, n_bins, bootstrap, confidence_level, seed
-        As in :func:`compare_runs` (here ``bootstrap`` defaults to 1000 resamples).
+    by, budgets, n_bins, n_resamples, confidence_level, seed
+        As in :func:`compare_runs` (here ``n_resamples`` defaults to 1000 bootstrap
+        resamples; ``bootstrap``, its name before, works for one more release with a
+        :class:`DeprecationWarning`).
     title : str
     notes : sequence of str
         Shown at the top of the report (e.g. "the data are synthetic").
@@ -906,7 +907,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     >>> entities = load_demo().score(tiers=["clean"]).entities
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     written = write_report(entities, pathlib.Path(tmp) / "report", by="model",
-    ...                            bootstrap=0)
+    ...                            n_resamples=0)
     ...     sorted(p.name for p in written.directory.iterdir())
     ['auroc_vs_woa.png', 'ecarb_curve.png', 'metrics.csv', 'reliability.png', 'report.html', 'report.md']
     """
@@ -929,10 +930,11 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
 
     def table(columns: Sequence[str]) -> pd.DataFrame:
         return compare_runs(frame, by=columns, budgets=budgets, n_bins=n_bins,
-                            bootstrap=bootstrap, confidence_level=confidence_level, seed=seed)
+                            n_resamples=n_resamples, confidence_level=confidence_level,
+                            seed=seed)
 
     say(f"computing metrics for {len(frame):,} entities"
-        + (f" with {bootstrap} bootstrap resamples" if bootstrap else ""))
+        + (f" with {n_resamples} bootstrap resamples" if n_resamples else ""))
     runs = table(by)
     tables = [("Runs" if by else "All entities", to_html(format_runs(runs)))]
     md_tables = [(tables[0][0], to_markdown(format_runs(runs)))]
@@ -956,7 +958,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
          "noted). " + reliability_note),
         ("AUROC vs. WOA", "auroc_vs_woa.png", scatter,
          "Extraction quality across, confidence ranking up; one point per run"
-         + (", bars are bootstrap intervals." if bootstrap else ".")),
+         + (", bars are bootstrap intervals." if n_resamples else ".")),
         ("ECARB vs. review budget", "ecarb_curve.png", curves,
          "How many times more errors a review of the least confident predictions catches "
          "than a random review of the same size; 1 (dotted) is random. " + curves_note),
@@ -966,16 +968,14 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
                f"{len(runs)} group{'s' if len(runs) != 1 else ''}"
                + (f" (by {', '.join(by)})" if by else "") + "; "
                f"{int(frame['confidence'].isna().sum()):,} rows carry no confidence. "
-               + (f"Brackets are {level} intervals from {bootstrap} bootstrap resamples of "
-                  "documents." if bootstrap else "No bootstrap intervals (bootstrap=0)."))
+               + (f"Brackets are {level} intervals from {n_resamples} bootstrap resamples of "
+                  "documents." if n_resamples else "No bootstrap intervals (n_resamples=0)."))
     signature = table_signature(entities, binning="quantile", n_bins=n_bins, ties="expected")
     footer = (f"confcal {_version()}; ECE with {n_bins} equal-mass bins; budgets "
               f"{', '.join(f'{b:g}' for b in budgets)}; seed {seed}. Signature: {signature}")
     errors = _confident_errors(frame, by, n_errors)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    with _staged_report(out) as staging:
         (staging / "report.html").write_text(
             _html_page(title, notes, summary, tables, figures, errors, n_errors, footer),
             encoding="utf-8")
@@ -985,10 +985,6 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         runs.to_csv(staging / "metrics.csv", index=False)
         for _, name, png, _ in figures:
             (staging / name).write_bytes(png)
-        _publish(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return WrittenReport(directory=out, html=out / "report.html", markdown=out / "report.md",
                          metrics=out / "metrics.csv",
                          figures=tuple(out / name for _, name, _, _ in figures), runs=runs,

@@ -93,7 +93,10 @@ def reliability_diagram(correct: Any, confidence: Any, *, n_bins: int = 10,
     n_bins : int, default 10
     binning : {"uniform", "quantile"}, default "uniform"
         Uniform bins are drawn as bars over their edges; quantile bins as points at their
-        mean confidence with a line over the confidences they hold.
+        mean confidence with a line over the confidences they hold. The default is the
+        usual diagram's 10 uniform bins, a drawing choice: :func:`confcal.ece` and
+        :func:`confcal.reliability_bins` default to the paper's 5 equal-mass bins (pass
+        ``n_bins=5, binning="quantile"`` to draw those).
     min_count : int, default 30
         Bins with fewer predictions are not drawn (their accuracy is noise), as in the
         ConfBench paper; how many bins and predictions were hidden is written on the plot.

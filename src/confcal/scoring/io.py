@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .._files import new_file_mode
+from .._files import StagedFile, read_json_object
 from .._signature import SIGNATURE_ATTR
 from .._validation import is_missing
 from ..exceptions import ValidationError
@@ -108,18 +108,11 @@ def _iter_lines(path: Path, lines: Iterable[tuple[int, str]]
         if not line.strip():
             continue  # blank lines carry no data
         where = _Where(str(path), number)
-        try:
-            record = json.loads(line.rstrip("\r\n"))
-        except json.JSONDecodeError as exc:
-            raise _invalid(
-                where, f"must be valid JSON; found an error at column {exc.pos + 1}: "
-                f"{exc.msg}{hint}") from None
-        if not isinstance(record, dict) or record.keys() != _DOCUMENT_KEYS:
-            found = (f"keys {sorted(record)}" if isinstance(record, dict)
-                     else f"a JSON {type(record).__name__}")
-            raise _invalid(
-                where, 'must be an object with exactly the keys "doc_id" and "document"; '
-                f"found {found}{hint}")
+        shape = 'an object with exactly the keys "doc_id" and "document"'
+        record = read_json_object(line, where=f"{where}:", what=shape, hint=hint,
+                                  source=where.source, line=where.line)
+        if record.keys() != _DOCUMENT_KEYS:
+            raise _invalid(where, f"must be {shape}; found keys {sorted(record)}{hint}")
         doc_id, document = record["doc_id"], record["document"]
         _check_doc_id(doc_id, where)
         if not isinstance(document, dict):
@@ -167,22 +160,9 @@ def _iter_folder_files(path: Path, entries: Iterable[Path]
                        ) -> Iterator[tuple[Any, dict[str, Any], _Where]]:
     for file in entries:
         where = _Where(str(file))
-        try:
-            document = json.loads(file.read_bytes().decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise _invalid(
-                where, f"must be UTF-8 text; found an undecodable byte at position "
-                f"{exc.start}", doc_id=file.stem) from None
-        except json.JSONDecodeError as exc:
-            # the message keeps "file: ... at line L, column C"; the attribute has the line
-            raise ValidationError(
-                f"{file}: must be valid JSON; found an error at line {exc.lineno}, column "
-                f"{exc.colno}: {exc.msg}", source=str(file), line=exc.lineno,
-                doc_id=file.stem) from None
-        if not isinstance(document, dict):
-            raise _invalid(
-                where, "must hold one JSON object (the document); found a JSON "
-                f"{type(document).__name__}", doc_id=file.stem)
+        document = read_json_object(file.read_bytes(), where=f"{where}:",
+                                    what="one JSON object (the document)",
+                                    source=where.source, doc_id=file.stem)
         yield file.stem, document, where
 
 
@@ -502,10 +482,8 @@ class _ChunkWriter:
                     f"{self.path}: writing Parquet needs pyarrow; found it not installed (pip "
                     "install 'confcal[cli]', or write .csv)", source=self.path) from None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                   dir=self.path.parent)
-        os.close(fd)
-        self.tmp = Path(tmp)
+        self._staged = StagedFile(self.path)
+        self.tmp = self._staged.tmp
         self._writer: Any = None
         self._columns: list[str] | None = None
         self.rows = 0
@@ -554,17 +532,19 @@ class _ChunkWriter:
             self.abort()
             raise ValidationError(f"{self.path}: nothing to write; found no rows",
                                   source=self.path)
-        self._writer.close()
-        os.chmod(self.tmp, new_file_mode())  # mkstemp makes 0600; follow the umask
-        os.replace(self.tmp, self.path)
-        return self.path
+        try:
+            self._writer.close()
+        except BaseException:
+            self._staged.discard()
+            raise
+        return self._staged.commit()
 
     def abort(self) -> None:
         try:
             if self._writer is not None:
                 self._writer.close()
         finally:
-            self.tmp.unlink(missing_ok=True)
+            self._staged.discard()
 
 
 def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
@@ -607,18 +587,12 @@ def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path
                 f"{path}: writing Parquet needs pyarrow; found it not installed (pip install "
                 "'confcal[cli]', or write .csv)", source=path) from None
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with StagedFile(path) as staged:
         if suffix == ".parquet":
-            frame.to_parquet(tmp, index=False)
+            frame.to_parquet(staged.tmp, index=False)
         else:
-            frame.to_csv(tmp, index=False, compression="gzip" if suffix == ".csv.gz" else None)
-        os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; follow the umask
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+            frame.to_csv(staged.tmp, index=False,
+                         compression="gzip" if suffix == ".csv.gz" else None)
     return path
 
 

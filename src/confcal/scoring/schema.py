@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
-import numpy as np
-
 from .comparators import Comparator, Date, Exact, Number, Text
+from .._files import read_json_object
+from .._validation import is_real
 from ..exceptions import ValidationError
 
 __all__ = ["Field", "Items", "Schema"]
@@ -41,14 +40,6 @@ _COMPARATOR_TYPES: dict[str, type] = {"Text": Text, "Exact": Exact, "Number": Nu
 _FORMAT = "confcal.schema"
 _VERSION = 1
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
-
-
-def _is_real(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float, np.integer, np.floating))
-        and not isinstance(value, (bool, np.bool_))
-        and math.isfinite(float(value))
-    )
 
 
 def _check_name(name: Any, where: str) -> None:
@@ -103,9 +94,9 @@ class Field:
                     "threshold must be given for a comparator without a default_threshold; "
                     f"found comparator {self.comparator!r}"
                 )
-        if not _is_real(threshold) or not 0.0 <= float(threshold) <= 1.0:
+        if not is_real(threshold) or not 0.0 <= float(threshold) <= 1.0:
             raise ValidationError(f"threshold must be a number within [0, 1]; found {threshold!r}")
-        if not _is_real(self.weight) or not float(self.weight) > 0.0:
+        if not is_real(self.weight) or not float(self.weight) > 0.0:
             raise ValidationError(f"weight must be a finite number > 0; found {self.weight!r}")
         object.__setattr__(self, "threshold", float(threshold))
         object.__setattr__(self, "weight", float(self.weight))
@@ -159,11 +150,11 @@ class Items:
                 )
             if not isinstance(spec, Field):
                 raise ValidationError(f"Items sub-field {name!r} must be a Field; found {spec!r}")
-        if not _is_real(self.match_threshold) or not 0.0 <= float(self.match_threshold) <= 1.0:
+        if not is_real(self.match_threshold) or not 0.0 <= float(self.match_threshold) <= 1.0:
             raise ValidationError(
                 f"match_threshold must be a number within [0, 1]; found {self.match_threshold!r}"
             )
-        if not _is_real(self.weight) or not float(self.weight) > 0.0:
+        if not is_real(self.weight) or not float(self.weight) > 0.0:
             raise ValidationError(f"weight must be a finite number > 0; found {self.weight!r}")
         object.__setattr__(self, "fields", dict(self.fields))
         object.__setattr__(self, "match_threshold", float(self.match_threshold))
@@ -364,16 +355,7 @@ class Schema:
         Errors are those of :meth:`from_dict`; invalid JSON has the ``line`` attribute set
         (the line of ``text``).
         """
-        if not isinstance(text, (str, bytes, bytearray)):
-            raise ValidationError(f"text must be a JSON string; found {type(text).__name__}")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"text must be valid JSON; found an error: {exc}",
-                                  line=exc.lineno) from None
-        if not isinstance(data, Mapping):
-            raise ValidationError(f"schema must be a JSON object; found {type(data).__name__}")
-        return cls.from_dict(data)
+        return cls.from_dict(read_json_object(text, where="text"))
 
 
 def _comparator_description(comparator: Any) -> dict[str, Any]:

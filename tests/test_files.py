@@ -1,0 +1,271 @@
+"""The file helpers of confcal/_files.py: JSON objects, atomic files, staged folders.
+
+The last test keeps them the only ones: a new ``os.replace``, ``tempfile.mkdtemp`` or
+``tempfile.mkstemp`` anywhere else in the package, or a new private copy of a boundary
+helper, fails it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+import confcal._files as files_module
+from confcal._files import StagedFile, atomic_write, read_json_object, staged_folder
+from confcal.exceptions import ValidationError
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "confcal"
+
+
+def _entries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def umask():
+    """Set the umask for one test, and put the previous one back."""
+    previous = os.umask(0o022)
+    yield os.umask
+    os.umask(previous)
+
+
+# ------------------------------------------------------------------------ atomic_write
+def test_atomic_write_writes_bytes_and_text(tmp_path):
+    path = tmp_path / "a.bin"
+    assert atomic_write(path, b"\x00\x01") == path and path.read_bytes() == b"\x00\x01"
+    atomic_write(path, "é\r\n")  # text as given: UTF-8, no newline translation
+    assert path.read_bytes() == b"\xc3\xa9\r\n"
+    atomic_write(path, "é", encoding="latin-1")
+    assert path.read_bytes() == b"\xe9"
+    assert _entries(tmp_path) == ["a.bin"]  # no temporary file left beside it
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_atomic_write_follows_the_umask(tmp_path, umask, mask, mode):
+    # mkstemp creates 0600 whatever the umask; the file must get what open() would give
+    umask(mask)
+    path = atomic_write(tmp_path / "new.txt", "x")
+    assert _mode(path) == mode
+    # replacing a file gives the new file the umask's mode too (as open() after unlink)
+    path.chmod(0o640)
+    assert _mode(atomic_write(path, "y")) == mode
+
+
+def test_atomic_write_leaves_the_old_file_and_no_temp_after_a_failure_mid_write(
+        tmp_path, monkeypatch):
+    path = tmp_path / "answer.json"
+    path.write_text("old")
+
+    def half_then_fail(self: Path, data: bytes) -> int:
+        with open(self, "wb") as fh:
+            fh.write(data[:2])  # a partial file, as a full disk or a kill would leave
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", half_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        atomic_write(path, "new content")
+    monkeypatch.undo()
+    assert path.read_text() == "old"
+    assert _entries(tmp_path) == ["answer.json"]
+
+
+@pytest.mark.parametrize("step", ["fsync", "chmod", "replace"])
+def test_atomic_write_cleans_up_when_publishing_fails(tmp_path, monkeypatch, step):
+    path = tmp_path / "out.csv"
+
+    def fail(*args, **kwargs):
+        raise OSError(5, f"{step} failed")
+
+    monkeypatch.setattr(files_module.os, step, fail)
+    with pytest.raises(OSError, match=f"{step} failed"):
+        atomic_write(path, "a,b\n")
+    monkeypatch.undo()
+    assert _entries(tmp_path) == []
+
+
+def test_staged_file_commits_or_discards(tmp_path):
+    path = tmp_path / "table.csv"
+    with StagedFile(path) as staged:
+        assert staged.tmp.parent == tmp_path and staged.tmp.name.startswith(".table.csv.")
+        staged.tmp.write_text("a\n")
+        assert not path.exists()  # nothing visible until the block ends
+    assert path.read_text() == "a\n" and _entries(tmp_path) == ["table.csv"]
+
+    with pytest.raises(RuntimeError), StagedFile(path) as staged:
+        staged.tmp.write_text("b\n")
+        raise RuntimeError("the writer failed")
+    assert path.read_text() == "a\n" and _entries(tmp_path) == ["table.csv"]
+
+    staged = StagedFile(path)  # by hand, for a writer called across several calls
+    staged.tmp.write_text("c\n")
+    staged.discard()
+    assert path.read_text() == "a\n" and _entries(tmp_path) == ["table.csv"]
+
+
+# ------------------------------------------------------------------------ staged_folder
+KNOWN = ("report.md", "metrics.csv")
+
+
+def test_staged_folder_publishes_a_new_folder_with_the_umask_mode(tmp_path, umask):
+    umask(0o027)
+    out = tmp_path / "deep" / "report"  # the parent is created
+    with staged_folder(out, KNOWN, "report") as staging:
+        assert staging.parent == out.parent and staging.name.startswith(".report.tmp-")
+        (staging / "report.md").write_text("# one")
+    assert _entries(out) == ["report.md"] and _entries(out.parent) == ["report"]
+    assert _mode(out) == 0o750  # 0777 & ~0027, not mkdtemp's 0700
+
+
+def test_staged_folder_replaces_a_previous_report_and_keeps_its_mode(tmp_path):
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "report.md").write_text("old")
+    (out / "metrics.csv").write_text("old")
+    out.chmod(0o2775)  # a shared folder stays shared
+    with staged_folder(out, KNOWN, "report") as staging:
+        (staging / "report.md").write_text("new")
+    # replaced whole: the old metrics.csv does not survive into the new report
+    assert _entries(out) == ["report.md"] and (out / "report.md").read_text() == "new"
+    assert _mode(out) == 0o2775
+    assert _entries(tmp_path) == ["report"]  # neither the staging nor the old folder is left
+
+
+def test_staged_folder_removes_the_staging_folder_after_an_exception(tmp_path):
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "report.md").write_text("old")
+    with pytest.raises(ZeroDivisionError), staged_folder(out, KNOWN, "report") as staging:
+        (staging / "report.md").write_text("half")
+        1 / 0
+    assert _entries(tmp_path) == ["report"] and (out / "report.md").read_text() == "old"
+
+
+def test_staged_folder_refuses_a_foreign_folder_and_cleans_up(tmp_path):
+    out = tmp_path / "photos"
+    out.mkdir()
+    (out / "holiday.jpg").write_bytes(b"jpeg")
+    with pytest.raises(ValidationError, match=r"the report folder must be new, empty or a "
+                                              r"previous confcal report; found 1 other entries, "
+                                              r"first 'holiday.jpg'"):
+        with staged_folder(out, KNOWN, "report") as staging:
+            (staging / "report.md").write_text("new")
+    assert _entries(tmp_path) == ["photos"] and _entries(out) == ["holiday.jpg"]
+
+
+# --------------------------------------------------------------------- read_json_object
+def test_read_json_object_reads_text_and_bytes():
+    assert read_json_object('{"a": 1}\n', where="text") == {"a": 1}
+    assert read_json_object(b'{"a": "\xc3\xa9"}', where="text") == {"a": "é"}
+    assert read_json_object(b'\xef\xbb\xbf{"a": 1}', where="text") == {"a": 1}  # BOM
+    assert read_json_object('{"a": 1}'.encode("utf-16"), where="text") == {"a": 1}
+    # the copies it replaced did not refuse these, and neither does it
+    assert read_json_object('{"a": 1, "a": 2}', where="text") == {"a": 2}
+    value = read_json_object('{"a": NaN}', where="text")["a"]
+    assert value != value
+
+
+def test_read_json_object_names_the_source_and_line_of_bad_json():
+    # one JSONL record, read from line 17: the message gives the column; the line attribute
+    # is the file's line
+    with pytest.raises(ValidationError) as info:
+        read_json_object('{"a": 1,, "b": 2}\n', where="pred.jsonl, line 17:",
+                         source="pred.jsonl", line=17, doc_id="d1")
+    assert str(info.value) == ("pred.jsonl, line 17: must be valid JSON; found an error at "
+                               "column 9: Expecting property name enclosed in double quotes")
+    assert info.value.location == {"source": "pred.jsonl", "line": 17, "doc_id": "d1"}
+
+    # a whole file: the error is on its line 3, column 7 (the 2 of '  "b" 2', no colon)
+    with pytest.raises(ValidationError) as info:
+        read_json_object('{\n  "a": 1,\n  "b" 2\n}\n', where="inv-1.json:",
+                         source="inv-1.json")
+    assert str(info.value) == ("inv-1.json: must be valid JSON; found an error at line 3, "
+                               "column 7: Expecting ':' delimiter")
+    assert info.value.location == {"source": "inv-1.json", "line": 3}
+
+    # an error at the end of a record is on the record's line, not the next one
+    with pytest.raises(ValidationError, match=r"^r\.jsonl, line 2: must be valid JSON; found an "
+                                              r"error at column 8: Expecting ',' delimiter"):
+        read_json_object('{"a": 1\n', where="r.jsonl, line 2:", line=2)
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("[1, 2]", "list"), ('"text"', "str"), ("3", "int"), ("null", "NoneType"),
+])
+def test_read_json_object_refuses_other_json_types(text, kind):
+    with pytest.raises(ValidationError) as info:
+        read_json_object(text, where="r.jsonl, line 4:", what="a JSON object (one record)",
+                         source="r.jsonl", line=4)
+    assert str(info.value) == (f"r.jsonl, line 4: must be a JSON object (one record); found a "
+                               f"JSON {kind}")
+    assert info.value.location == {"source": "r.jsonl", "line": 4}
+
+
+def test_read_json_object_hint_bytes_and_type():
+    with pytest.raises(ValidationError, match=r"^truths lines must be valid JSON; found an error "
+                                              r"at column 1: Expecting value in 'x'$"):
+        read_json_object("x", where="truths lines", hint=" in 'x'")
+    with pytest.raises(ValidationError) as info:
+        read_json_object(b'{"a": "\xff"}', where="a.json:", source="a.json", doc_id="a")
+    assert str(info.value) == ("a.json: must be UTF-8 text; found an undecodable byte at "
+                               "position 7")
+    assert info.value.location == {"source": "a.json", "doc_id": "a"}
+    with pytest.raises(ValidationError, match=r"^text must be a JSON string; found dict$"):
+        read_json_object({"a": 1}, where="text")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------- no copies are left
+# Calls that only _files.py may make: every writer stages through it.
+ONLY_IN_FILES = {("os", "replace"), ("tempfile", "mkdtemp"), ("tempfile", "mkstemp"),
+                 ("tempfile", "NamedTemporaryFile")}
+# Private copies of the shared helpers, by the names they had (STYLE rules 5, 8, 16).
+COPIES = {"_is_real", "_is_number", "_check_seed", "_is_missing", "_is_missing_scalar",
+          "_missing", "_write_atomic", "_atomic_write", "_json_object", "_publish",
+          "_staging"}
+
+
+def _calls_and_defs(path: Path) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))  # docstrings are not calls
+    calls, defs = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) \
+                and (node.func.value.id, node.func.attr) in ONLY_IN_FILES:
+            calls.append((node.lineno, f"{node.func.value.id}.{node.func.attr}"))
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "tempfile"):
+            for alias in node.names:  # from os import replace: the same call by another name
+                if (node.module, alias.name) in ONLY_IN_FILES:
+                    calls.append((node.lineno, f"from {node.module} import {alias.name}"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in COPIES:
+            defs.append((node.lineno, node.name))
+    return calls, defs
+
+
+def test_no_copies_of_the_boundary_helpers_are_left():
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        calls, defs = _calls_and_defs(path)
+        where = path.relative_to(SRC.parent)
+        if path.name != "_files.py" or path.parent != SRC:
+            found += [f"{where}:{line}: {name} (use confcal._files)" for line, name in calls]
+        found += [f"{where}:{line}: def {name} (use confcal._validation or confcal._files)"
+                  for line, name in defs]
+    assert not found, "\n".join(found)
+
+
+def test_the_copy_finder_finds_copies(tmp_path):
+    copy = tmp_path / "copy.py"
+    copy.write_text('"""tempfile.mkdtemp() in a docstring is fine."""\n'
+                    "import os\nfrom tempfile import mkstemp\n\n"
+                    "def _is_real(v):\n    return True\n\n"
+                    "def write(a, b):\n    os.replace(a, b)\n")
+    calls, defs = _calls_and_defs(copy)
+    assert calls == [(3, "from tempfile import mkstemp"), (9, "os.replace")]
+    assert defs == [(5, "_is_real")]
