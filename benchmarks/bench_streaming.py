@@ -11,7 +11,7 @@ confidences) are written as truth and prediction JSONL files, then scored by the
 command in a child process, ``python -m confcal score ... -o out.parquet``, and the
 child's peak resident set size is read from ``os.wait4`` (the kernel's ``ru_maxrss`` of
 that one process). Predictions are written in a shuffled order with ``--shuffled``, which
-exercises the indexed pairing path (``confcal.scoring.io._PredictionIndex``).
+exercises the indexed pairing path (``confcal.scoring._documents._PredictionIndex``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Run stickler-eval 1.0.0 on documents and print what it reports, as JSON.
 
 Executed by the python of a virtual environment that has stickler-eval installed (never by
-confcal's own interpreter), from tests/test_stickler.py::
+confcal's own interpreter), from tests/scoring/test_stickler.py::
 
     <venv>/bin/python tests/_stickler_worker.py DOCS.json
 

@@ -16,7 +16,8 @@ from confcal.exceptions import ValidationError
 from confcal.scoring import score_documents, score_documents_iter
 from confcal.scoring import _scoring, _stream
 from confcal.scoring.comparators import Number, Text
-from confcal.scoring.io import _paired_documents, read_documents, read_entities, iter_entities
+from confcal.scoring._documents import paired_documents
+from confcal.scoring.io import read_documents, read_entities, iter_entities
 from confcal.scoring.predictions import parse_prediction
 from confcal.scoring.schema import Field, Items, Schema
 
@@ -161,16 +162,16 @@ def test_entity_table_errors_carry_file_and_line_or_row(tmp_path):
 def test_paired_documents_errors_are_in_terms_of_the_truth_file(tmp_path):
     pred = _jsonl(tmp_path / "p.jsonl", [("a", {})])
     truth = _jsonl(tmp_path / "t.jsonl", [("a", {}), ("b", {}), ("b", {})])
-    exc = _raised(_paired_documents, truth, pred)
+    exc = _raised(paired_documents, truth, pred)
     assert exc.location == {"source": str(truth), "line": 3, "doc_id": "b", "index": 2}
     assert str(exc) == (f"{truth}, line 3: doc_id must be unique; found 'b' again (first as "
                         "document 2 of t.jsonl)")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
-    exc = _raised(_paired_documents, empty, pred)
+    exc = _raised(paired_documents, empty, pred)
     assert exc.location == {"source": str(empty)}
     stray = _jsonl(tmp_path / "stray.jsonl", [("a", {}), ("zz", {})])
-    exc = _raised(_paired_documents, _jsonl(tmp_path / "t1.jsonl", [("a", {})]), stray)
+    exc = _raised(paired_documents, _jsonl(tmp_path / "t1.jsonl", [("a", {})]), stray)
     assert exc.location == {"source": str(stray), "line": 2, "doc_id": "zz"}
 
 

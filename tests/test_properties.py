@@ -2,9 +2,9 @@
 
 The yardstick is confcal.testing: slow references written from DESIGN.md "Calibration
 semantics" alone (pairwise AUROC, loop ECE/MCE, exact Brier, ECARB by brute force over every
-order of the tied rows). A registry of metric cases drives the invariants shared by every
-metric (agreement with the reference, bounds, row order, unit and integer weights, monotone
-transforms); the metric-specific properties follow it.
+order of the tied rows). The invariants shared by every metric (agreement with the reference,
+bounds, row order, unit and integer weights, monotone transforms) run over the registry of
+tests/_registry.py in tests/test_common.py; the metric-specific properties are here.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -23,6 +21,18 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
+from _registry import (
+    PROPERTY,
+    TIE_MODES,
+    TOL,
+    _ecarb_case,
+    any_data,
+    call,
+    close,
+    normal_weights,
+    single_class,
+    weighted_any,
+)
 from confcal.metrics.bootstrap import bootstrap_ci
 from confcal.exceptions import UndefinedMetricWarning
 from confcal.metrics import (
@@ -40,9 +50,7 @@ from confcal.metrics import (
 from confcal.testing import (
     calibration_data,
     grouped_calibration_data,
-    reference_auroc,
     reference_bins,
-    reference_brier,
     reference_ecarb,
     reference_ecarb_ceiling,
     reference_ece,
@@ -52,19 +60,7 @@ from confcal.testing import (
     weighted_calibration_data,
 )
 
-TOL = 1e-12
-PROPERTY = settings(max_examples=150, deadline=None)
 SLOW_PROPERTY = settings(max_examples=30, deadline=None)
-
-TIE_MODES = ("some", "heavy", "none", "all")
-
-
-def any_data(min_size: int = 1, max_size: int = 100, single_class: bool | None = None):
-    """(correct, confidence) with every tie mode; extremes and single class included."""
-    return st.one_of(
-        [calibration_data(min_size, max_size, ties=t, single_class=single_class)
-         for t in TIE_MODES]
-    )
 
 
 def k_is_clear_cut(n: int, budget: float) -> bool:
@@ -78,303 +74,6 @@ def k_is_clear_cut(n: int, budget: float) -> bool:
     exact = Fraction(repr(float(budget))) * n
     nearest = round(exact)
     return exact == nearest or abs(exact - nearest) > Fraction(1, 10**6)
-
-
-def normal_weights(weight: np.ndarray, smallest: float = 1e-300) -> bool:
-    """No subnormal weight: below ~2.2e-308 a float keeps too few digits for any sum or
-    product of weights to be compared with an exact answer (sklearn included)."""
-    return bool(((weight == 0) | (weight >= smallest)).all())
-
-
-def close(got: float, want: float, tol: float = TOL) -> bool:
-    if math.isnan(want):
-        return math.isnan(got)
-    return abs(got - want) <= tol
-
-
-def single_class(correct: np.ndarray) -> bool:
-    return bool(correct.all() or not correct.any())
-
-
-def no_errors(correct: np.ndarray) -> bool:
-    return bool(correct.all())
-
-
-def never(correct: np.ndarray) -> bool:
-    return False
-
-
-# --------------------------------------------------------------------------------------
-# Registry: one entry per (metric, options) case
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    fast: Callable[..., float]
-    reference: Callable[..., float]
-    undefined: Callable[[np.ndarray], bool] = never  # True -> warning + NaN expected
-    weighted: bool = False  # accepts sample_weight
-    scale_free: bool = True  # scaling every weight changes nothing (ECARB: K is whole)
-    order_invariant: bool = True  # row order never changes the result
-    monotone_invariant: bool = False  # depends on confidence only through its order
-    max_n: int = 100  # the reference's cost limit
-    upper: Callable[[np.ndarray], float] = field(default=lambda correct: 1.0)
-
-    def __str__(self) -> str:
-        return self.name
-
-
-def _ecarb_case(ties: str, budget: float, max_n: int) -> Case:
-    return Case(
-        name=f"ecarb_{ties}_{budget}",
-        fast=lambda y, c, **kw: ecarb(y, c, budget=budget, ties=ties, **kw),
-        reference=lambda y, c, **kw: reference_ecarb(y, c, budget=budget, ties=ties, **kw),
-        undefined=no_errors,
-        weighted=True,
-        scale_free=False,
-        order_invariant=ties != "stable",
-        monotone_invariant=True,
-        max_n=max_n,
-        upper=lambda correct: reference_ecarb_ceiling(correct, budget=budget),
-    )
-
-
-def _binned_case(fn, ref, n_bins: int, binning: str) -> Case:
-    return Case(
-        name=f"{fn.__name__}_{binning}_{n_bins}",
-        fast=lambda y, c, **kw: fn(y, c, n_bins=n_bins, binning=binning, **kw),
-        reference=lambda y, c, **kw: ref(y, c, n_bins=n_bins, binning=binning, **kw),
-        weighted=True,
-    )
-
-
-CASES = [
-    Case("auroc", auroc, reference_auroc, undefined=single_class, weighted=True,
-         monotone_invariant=True),
-    _binned_case(ece, reference_ece, 5, "quantile"),
-    _binned_case(ece, reference_ece, 7, "quantile"),
-    _binned_case(ece, reference_ece, 1, "quantile"),
-    _binned_case(ece, reference_ece, 5, "uniform"),
-    _binned_case(ece, reference_ece, 10, "uniform"),
-    _binned_case(mce, reference_mce, 5, "quantile"),
-    _binned_case(mce, reference_mce, 10, "uniform"),
-    Case("brier", brier, reference_brier, weighted=True),
-    _ecarb_case("expected", 0.3, max_n=8),
-    _ecarb_case("expected", 0.5, max_n=8),
-    _ecarb_case("stable", 0.3, max_n=100),
-    _ecarb_case("pessimistic", 0.29, max_n=100),
-    _ecarb_case("optimistic", 0.3, max_n=100),
-]
-WEIGHTED = [c for c in CASES if c.weighted]
-ORDER_INVARIANT = [c for c in CASES if c.order_invariant]
-MONOTONE = [c for c in CASES if c.monotone_invariant]
-
-
-def call(case: Case, correct, confidence, **kwargs) -> float:
-    """The fast metric; where the case is undefined, it must warn and return NaN."""
-    if case.undefined(np.asarray(correct, dtype=bool)):
-        with pytest.warns(UndefinedMetricWarning):
-            value = case.fast(correct, confidence, **kwargs)
-        assert math.isnan(value)
-        return value
-    return case.fast(correct, confidence, **kwargs)
-
-
-# --------------------------------------------------------------------------------------
-# Shared invariants
-# --------------------------------------------------------------------------------------
-
-
-def for_each_case(cases, check) -> None:
-    """Run check(case) for every case; fail with the name and message of each that fails.
-
-    One drawn dataset serves every case (drawing is the expensive part of these tests), and
-    the failure names the metric case, so Hypothesis still shrinks to a minimal example.
-    """
-    failures = []
-    for case in cases:
-        try:
-            check(case)
-        except (Exception, pytest.fail.Exception) as error:  # noqa: BLE001 - report them all
-            failures.append(f"{case}: {type(error).__name__}: {error}")
-    assert not failures, "\n".join(failures)
-
-
-@PROPERTY
-@given(small=any_data(max_size=8), large=any_data(max_size=100))
-def test_fast_matches_reference(small, large):
-    def check(case):
-        for correct, confidence in (small, large):
-            if len(correct) > case.max_n:
-                continue
-            got = call(case, correct, confidence)
-            want = case.reference(correct, confidence)
-            assert type(got) is float  # STYLE 4: scalar metrics return a Python float
-            assert close(got, want), (correct.tolist(), confidence.tolist(), got, want)
-
-    for_each_case(CASES, check)
-
-
-@PROPERTY
-@given(data=any_data(max_size=100))
-def test_bounds(data):
-    correct, confidence = data
-
-    def check(case):
-        value = call(case, correct, confidence)
-        if not math.isnan(value):
-            upper = case.upper(correct)
-            assert 0.0 <= value <= upper * (1 + TOL), (value, upper)
-
-    for_each_case(CASES, check)
-
-
-@PROPERTY
-@given(data=calibration_data(max_size=100, ties="heavy"), draw=st.data())
-def test_row_order_never_matters(data, draw):
-    # Heavy ties are the hard case: rows with equal confidence must be interchangeable.
-    correct, confidence = data
-    perm = np.array(draw.draw(st.permutations(range(len(correct)))), dtype=np.intp)
-
-    def check(case):
-        a = call(case, correct, confidence)
-        b = call(case, correct[perm], confidence[perm])
-        assert close(b, a), (a, b)
-
-    for_each_case(ORDER_INVARIANT, check)
-
-
-@PROPERTY
-@given(data=any_data(max_size=100), transform=st.sampled_from(["half", "square", "sqrt", "ranks"]))
-def test_strictly_increasing_transform_changes_nothing(data, transform):
-    correct, confidence = data
-    if transform == "half":
-        moved = confidence / 2
-    elif transform == "square":
-        moved = confidence**2
-    elif transform == "sqrt":
-        moved = np.sqrt(confidence)
-    else:  # onto evenly spaced values, through the sorted unique confidences
-        unique = np.unique(confidence)
-        moved = (np.searchsorted(unique, confidence) + 1) / (len(unique) + 1)
-    # Each transform is non-decreasing in floating point; where it keeps every distinct
-    # value distinct (and every tie tied) it is strictly increasing on these data.
-    assume(len(np.unique(moved)) == len(np.unique(confidence)))
-
-    def check(case):
-        assert close(call(case, correct, moved), call(case, correct, confidence))
-
-    for_each_case(MONOTONE, check)
-
-
-@PROPERTY
-@given(data=any_data(max_size=100))
-def test_unit_weights_are_no_weights(data):
-    correct, confidence = data
-
-    def check(case):
-        a = call(case, correct, confidence)
-        b = call(case, correct, confidence, sample_weight=np.ones(len(correct)))
-        assert close(b, a), (a, b)
-
-    for_each_case(WEIGHTED, check)
-
-
-def _undefined_weighted(case, correct, confidence, weight):
-    # The rows left with positive weight are single-class: the weighted metric is undefined.
-    with pytest.warns(UndefinedMetricWarning):
-        value = case.fast(correct, confidence, sample_weight=weight)
-    assert math.isnan(value)
-    return value
-
-
-def weighted_any(max_size: int = 60):
-    return st.one_of([weighted_calibration_data(max_size=max_size, ties=t, weights="integer",
-                                                max_weight=4) for t in TIE_MODES])
-
-
-@PROPERTY
-@given(data=weighted_any())
-def test_integer_weights_are_repeated_rows(data):
-    correct, confidence, weight = data
-    counts = weight.astype(np.intp)
-    repeated_correct = np.repeat(correct, counts)
-    repeated_confidence = np.repeat(confidence, counts)
-
-    def check(case):
-        a = call(case, repeated_correct, repeated_confidence)
-        if case.undefined(repeated_correct):
-            b = _undefined_weighted(case, correct, confidence, weight)
-        else:
-            b = case.fast(correct, confidence, sample_weight=weight)
-        assert close(b, a), (a, b)
-
-    for_each_case(WEIGHTED, check)
-
-
-@PROPERTY
-@given(data=weighted_any())
-def test_weighted_fast_matches_reference(data):
-    # Integer weights: the quantile bin edges floor(W_before*M/W) are exact in float too.
-    correct, confidence, weight = data
-
-    def check(case):
-        want = case.reference(correct, confidence, sample_weight=weight)
-        if math.isnan(want):
-            got = _undefined_weighted(case, correct, confidence, weight)
-        else:
-            got = case.fast(correct, confidence, sample_weight=weight)
-        assert close(got, want), (got, want)
-
-    for_each_case(WEIGHTED, check)
-
-
-@PROPERTY
-@given(data=st.one_of([weighted_calibration_data(max_size=60, ties=t, weights="float",
-                                                 max_weight=3) for t in TIE_MODES]))
-@example(data=(np.array([False, False]), np.array([0.0, 0.1]), np.array([1.0, 1e-9])))
-def test_float_weights_match_reference(data):
-    # Weights of very different sizes: a bin holding little of the total weight must keep its
-    # own mean and accuracy (the example: the 0.1 row is alone in quantile bin 1, MCE 0.1).
-    # Bin edges floor(W_before*M/W) could legitimately fall differently in float and exact
-    # arithmetic; Hypothesis has not produced such a case, and the tolerance stays loose.
-    correct, confidence, weight = data
-    assume(normal_weights(weight, 1e-100))  # products of weights must stay normal too
-
-    def check(case):
-        want = case.reference(correct, confidence, sample_weight=weight)
-        if math.isnan(want):
-            got = _undefined_weighted(case, correct, confidence, weight)
-        else:
-            got = case.fast(correct, confidence, sample_weight=weight)
-        assert close(got, want, 1e-9), (got, want)
-
-    for_each_case(WEIGHTED, check)
-
-
-@PROPERTY
-@given(data=weighted_any(), exponent=st.integers(-1000, 1000))
-@example(data=(np.array([True, False]), np.array([0.5, 0.25]), np.array([1.0, 1.0])),
-         exponent=-600)
-@example(data=(np.array([True, False]), np.array([0.5, 0.25]), np.array([1.0, 1.0])),
-         exponent=600)
-def test_weights_are_scale_free(data, exponent):
-    # Multiplying every weight by 2**e is exact in float (the scaled weights stay normal
-    # numbers) and changes no weighted mean or ratio: the metric must not change either.
-    correct, confidence, weight = data
-    scaled = weight * 2.0**exponent
-
-    def check(case):
-        want = case.reference(correct, confidence, sample_weight=weight)
-        if math.isnan(want):
-            got = _undefined_weighted(case, correct, confidence, scaled)
-        else:
-            got = case.fast(correct, confidence, sample_weight=scaled)
-        assert close(got, want), (got, want)
-
-    for_each_case([c for c in WEIGHTED if c.scale_free], check)
 
 
 # --------------------------------------------------------------------------------------
@@ -596,6 +295,8 @@ def test_ecarb_expected_between_pessimistic_and_optimistic(data, budget):
     hi = ecarb(correct, confidence, budget=budget, ties="optimistic")
     ceiling = ecarb_ceiling(correct, budget=budget)
     assert 0.0 <= lo <= mid + TOL and mid <= hi + TOL and hi <= ceiling * (1 + TOL)
+    stable = ecarb(correct, confidence, budget=budget, ties="stable")
+    assert 0.0 <= stable <= ceiling * (1 + TOL)
     if len(np.unique(confidence)) == len(confidence):  # no ties: every rule agrees
         assert close(mid, ecarb(correct, confidence, budget=budget, ties="stable"))
         assert close(lo, hi)

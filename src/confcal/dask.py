@@ -33,9 +33,9 @@ from ._deprecation import warn_deprecated
 from ._files import read_json_object
 from ._validation import is_missing
 from .exceptions import ValidationError
-from .scoring.io import _as_written
+from .scoring._tables import as_written
 from .metrics._metrics import DEFAULT_BUDGETS, CalibrationReport
-from .report._report import RunSummary, _check_by, merge_summaries, runs_table, summarize_runs
+from .report._runs import RunSummary, check_by, merge_summaries, runs_table, summarize_runs
 from .scoring.schema import Schema
 from .scoring._scoring import score_documents
 from .metrics.sketch import CalibrationSketch
@@ -117,7 +117,7 @@ def _as_frame(docs: Any, name: str) -> Any:
 def _empty_entities(schema: Schema) -> pd.DataFrame:
     # The column types of a scored table: score one empty document, keep no rows.
     frame = score_documents(schema, {"_": {}}, {}).entities.iloc[:0]
-    return _as_written(frame).reset_index(drop=True)
+    return as_written(frame).reset_index(drop=True)
 
 
 def _score_partition(part: pd.DataFrame, schema: Schema, strict: bool) -> pd.DataFrame:
@@ -127,7 +127,7 @@ def _score_partition(part: pd.DataFrame, schema: Schema, strict: bool) -> pd.Dat
     preds = [(d, json.loads(p)) for d, p in zip(part["doc_id"], part["prediction"])
              if isinstance(p, str)]  # NaN: no prediction for this truth document
     result = score_documents(schema, truths, preds, strict=strict)
-    return _as_written(result.entities).reset_index(drop=True)
+    return as_written(result.entities).reset_index(drop=True)
 
 
 def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False) -> Any:
@@ -313,7 +313,7 @@ def calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
     """
     _check_ddf(ddf)
     split_every = _check_split_every(split_every)
-    columns: tuple[str, ...] = () if by is None else _check_by(by, ddf._meta)
+    columns: tuple[str, ...] = () if by is None else check_by(by, ddf._meta)
     sketches = _tree_reduce(ddf, lambda part: _partition_sketches(part, columns),
                             _merge_sketch_dicts, split_every)
     if not sketches:
@@ -406,7 +406,7 @@ def compare_runs(ddf: Any, *, by: str | Sequence[str] | None = None,
     """
     _check_ddf(ddf)
     split_every = _check_split_every(split_every)
-    columns = _check_by(by, ddf._meta)
+    columns = check_by(by, ddf._meta)
     summaries = _tree_reduce(ddf, lambda part: summarize_runs(part, columns) if len(part) else {},
                              _merge_summary_dicts, split_every)
     return runs_table(summaries, columns, budgets=budgets, n_bins=n_bins, binning=binning)

@@ -32,7 +32,7 @@ from ..exceptions import ConfcalError, ValidationError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..scoring.io import _Read
+    from ..scoring._documents import Read
 
 __all__ = ["main"]
 
@@ -248,7 +248,7 @@ def _place(source: str, line: int | None) -> str:
     return source if line is None else f"{source}, line {line}"
 
 
-def _stream_error(exc: ValidationError, recent: Mapping[Any, _Read]) -> str:
+def _stream_error(exc: ValidationError, recent: Mapping[Any, Read]) -> str:
     """A streamed scoring error, with where its document was read.
 
     Built from the error's attributes, never from its message: an error about a document
@@ -280,19 +280,20 @@ def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
 def _score(args: argparse.Namespace, console: _Console) -> int:
     import numpy as np
 
-    from ..scoring.io import _ChunkWriter, _paired_documents
+    from ..scoring._documents import paired_documents
     from ..scoring._result import OUTCOMES
     from ..scoring._scoring import extraction_signature
     from ..scoring._stream import score_documents_iter
+    from ..scoring._tables import ChunkWriter
 
     schema = _load_schema(args.schema)
     meta = dict(args.meta)
     started = time.perf_counter()
     # Streamed: one chunk of documents and its rows in memory at a time, each chunk a
     # Parquet row group (or CSV rows); see docs/scaling.md for what else grows with size.
-    recent: dict[Any, _Read] = {}  # doc_id -> where its truth and prediction were read
-    pairs = _paired_documents(args.truth, args.pred, recent, keep=2 * _STREAM_CHUNK)
-    writer = _ChunkWriter(args.output)
+    recent: dict[Any, Read] = {}  # doc_id -> where its truth and prediction were read
+    pairs = paired_documents(args.truth, args.pred, recent, keep=2 * _STREAM_CHUNK)
+    writer = ChunkWriter(args.output)
     bar = console.bar(None, "doc")
     c: dict[str, int] = {}
     woa_num = woa_den = 0.0
@@ -358,7 +359,7 @@ def _fmt(result: Any, name: str) -> str:
 
 
 def _print_table(runs: Any) -> None:
-    from ..report._report import format_runs
+    from ..report._render import format_runs
 
     point = runs[[c for c in runs.columns if not str(c).endswith(("_low", "_high"))]]
     print(format_runs(point).to_string(index=False))
@@ -369,7 +370,7 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
     import warnings
 
     from ..exceptions import UndefinedMetricWarning
-    from ..report._report import write_report
+    from ..report._render import write_report
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
@@ -407,16 +408,8 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
 
 def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     from ..scoring.io import iter_entities
-    from ..report._report import (
-        _check_by,
-        _check_destination,
-        _staged_report,
-        format_runs,
-        merge_summaries,
-        runs_table,
-        summarize_runs,
-        to_markdown,
-    )
+    from ..report._render import check_destination, format_runs, staged_report, to_markdown
+    from ..report._runs import check_by, merge_summaries, runs_table, summarize_runs
 
     if args.bootstrap:
         console.say("--sketch: no bootstrap intervals (they resample rows, which a sketch "
@@ -424,7 +417,7 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     by = args.by
     if by is None:  # the metadata columns of the first table, as compare_runs; from its header
         first = next(iter_entities(args.entities[0], chunk_rows=1))
-        by = _check_by(None, first)
+        by = check_by(None, first)
     summaries: dict[Any, Any] = {}
     for path in args.entities:
         # only the required columns and the run columns are decoded (Parquet)
@@ -433,8 +426,8 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     runs = runs_table(summaries, by or (), budgets=_budgets_or_default(args.budgets),
                       n_bins=args.bins)
     out = Path(args.out)
-    _check_destination(out)
-    with _staged_report(out) as staging:
+    check_destination(out)
+    with staged_report(out) as staging:
         runs.to_csv(staging / "metrics.csv", index=False)
         (staging / "report.md").write_text(
             f"# {args.title}\n\nComputed from calibration sketches (exact; no bootstrap "

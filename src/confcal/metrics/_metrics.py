@@ -342,7 +342,13 @@ def _ecarb_value(r: Ranking, budget: float, ties: str,
         scale = Fraction(unit)  # a power of two: dividing by it is exact
         n, e_total = Fraction(r.total_weight) / scale, Fraction(r.neg_weight) / scale
         k = review_weight(budget, n)
-        caught = _ecarb_caught(r, k * scale, ties, y, c, w) / scale
+        if k >= n:
+            # Everything is reviewed, so every error is caught, whatever the order. Said
+            # directly: the float prefix sums can lose a weight far below the total's last
+            # digit (0.5 + 1e-45 sums to 0.5), which would end the review one row early.
+            caught = e_total
+        else:
+            caught = _ecarb_caught(r, k * scale, ties, y, c, w) / scale
     # ECARB = caught / ((k/n) * E), in exact rational arithmetic rounded once, so that
     # e.g. all-tied confidences give exactly 1.0.
     value = float(caught * n / (k * e_total))

@@ -195,7 +195,7 @@ def _calibration(judged: Any, budgets: tuple[float, ...] | None, n_bins: int
     import pandas as pd
 
     from ..metrics._metrics import DEFAULT_BUDGETS
-    from .docqa import _calibration as parts_of
+    from ._tables import calibration_parts as parts_of
     from .docqa import calibration_table
 
     if budgets is None:  # --budgets not given: the library's default

@@ -6,7 +6,7 @@ the TP/FD/FA/FN/TN counts of ``compare_with(..., include_confusion_matrix=True)`
 leaf-level ``confusion_matrix["aggregate"]``) and the calibration pairs of its
 ``ConfidenceCalculator`` (one ``(match, confidence)`` per field comparison whose predicted
 leaf carries a confidence). The rules were read from stickler-eval 1.0.0's behaviour and
-each one is checked against the installed package (``tests/test_stickler.py``); none of its
+each one is checked against the installed package (``tests/scoring/test_stickler.py``); none of its
 code is used. They are, with the stickler module each one lives in:
 
 * **Settings** of the paper's stickler model, whatever the schema's thresholds say: text
@@ -515,7 +515,7 @@ def _augmenting_paths(cost: np.ndarray) -> list[tuple[int, int]]:
     greedy start that gives each row, in order, its first free column at the row minimum.
     Ties go to the lowest column index (first minimum), and the potentials are updated in
     the same order of float operations as munkres' solver, so equal costs resolve as it
-    resolves them (checked against stickler-eval in tests/test_stickler.py).
+    resolves them (checked against stickler-eval in tests/scoring/test_stickler.py).
     """
     r, c = cost.shape
     u = np.zeros(r)

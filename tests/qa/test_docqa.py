@@ -6,12 +6,10 @@ The model judge is tested against a real chat-completions server on 127.0.0.1
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import math
 import runpy
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +18,7 @@ import pytest
 
 import confcal
 from _chat_server import ChatServer, Reply
-from confcal.qa._command import add_qa_parser, run_qa
+from _docqa_records import docbench, llm_records, qa, record, write_lines
 from confcal.qa.docqa import (
     DOMAINS,
     QTYPES,
@@ -42,14 +40,8 @@ from confcal.qa.docqa import (
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
 from confcal.extras.models import ChatCompletionsClient
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 JUDGE = RuleJudge()
-
-
-def record(**fields):
-    base = {"doc_id": "d1", "question": "What is it?", "reference": "R", "answer": "A",
-            "domain": "news", "qtype": "text-only"}
-    return {**base, **fields}
 
 
 def verdict(reference, answer, question="What is it?", judge=JUDGE, **kw):
@@ -563,11 +555,6 @@ def test_record_shape_errors():
                                            if k != "answer"}], require_answer=False)
 
 
-def write_lines(path: Path, lines: list[str]) -> Path:
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
-
-
 def test_load_records_reads_jsonl_and_gzip(tmp_path):
     lines = [json.dumps(record(doc_id=i)) for i in range(3)]
     plain = write_lines(tmp_path / "r.jsonl", [lines[0], "", lines[1], "  ", lines[2]])
@@ -599,21 +586,6 @@ def test_load_records_refuses_bad_bytes_and_missing_files(tmp_path):
         load_records(path)
     with pytest.raises(ValidationError, match="path must be an existing JSONL file"):
         load_records(tmp_path / "nope.jsonl")
-
-
-def docbench(tmp_path: Path, folders: dict[str, list[dict]], answers: dict[str, str] | None = None
-             ) -> Path:
-    root = tmp_path / "data"
-    for name, qas in folders.items():
-        (root / name).mkdir(parents=True)
-        write_lines(root / name / f"{name}_qa.jsonl", [json.dumps(qa) for qa in qas])
-        if answers and name in answers:
-            (root / name / "sys_results.txt").write_text(answers[name], encoding="utf-8")
-    return root
-
-
-def qa(question="What?", answer="42", kind="text-only", evidence="It is 42."):
-    return {"question": question, "answer": answer, "evidence": evidence, "type": kind}
 
 
 def test_load_docbench_reads_the_layout_domains_and_types(tmp_path):
@@ -713,26 +685,6 @@ def test_judge_records_passes_qtype_and_evidence():
 
 
 # --------------------------------------------------------- the model judge over HTTP
-@pytest.fixture
-def local_http(monkeypatch):
-    monkeypatch.setenv("CONFCAL_TEST_KEY", "sk-local-test")
-    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-
-
-def llm_records():
-    return [
-        record(doc_id="a", question="How many cores?", reference="240", answer="240 cores",
-               evidence="240 soil cores were collected."),
-        record(doc_id="b", question="Who signed?", reference="Jane Smith", answer="Bob"),
-        record(doc_id="c", question="When?", reference="March 1, 2025", answer="1 March 2025"),
-        record(doc_id="d", question="Is it free?", reference="Yes", answer="Yes, it is."),
-        record(doc_id="e", question="Who?", reference="Ann", answer=""),
-    ]
-
-
 def test_llm_judge_against_a_real_chat_completions_server(local_http):
     waits = []
     script = [Reply("1"), Reply("0"), Reply("The answer is correct"),  # malformed
@@ -826,120 +778,3 @@ def test_the_sample_end_to_end_with_the_rule_judge():
     table = calibration_table(judged, "verdict")
     assert table["system"].tolist() == ["sim-careful"]
     assert 0.5 < table.loc[0, "auroc"] <= 1.0
-
-
-# ------------------------------------------------------------------------------ CLI
-def qa_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="confcal")
-    add_qa_parser(parser.add_subparsers(dest="command", required=True))
-    return parser
-
-
-def run(argv: list[str]) -> int:
-    return run_qa(qa_parser().parse_args(["qa", *argv]))
-
-
-def test_cli_demo_writes_every_table(tmp_path, capsys):
-    out = tmp_path / "demo"
-    assert run(["--demo", "-o", str(out)]) == 0
-    written = sorted(p.name for p in out.iterdir())
-    assert written == ["accuracy.csv", "agreement.csv", "calibration.csv", "reliability.csv",
-                       "report.md", "verdicts.csv"]
-    accuracy = pd.read_csv(out / "accuracy.csv")
-    expected = accuracy_table(judge_records(load_sample(), JUDGE), "verdict")
-    pd.testing.assert_frame_equal(accuracy, expected, check_dtype=False)
-    report = (out / "report.md").read_text()
-    for heading in ("## Accuracy", "### By domain", "### By qtype", "## Judge vs human",
-                    "## Calibration", "synthetic"):
-        assert heading in report
-    stdout = capsys.readouterr().out
-    assert "judge vs human: sim-careful: agreement" in stdout and "AUROC" in stdout
-
-
-def test_cli_records_file_with_breakdowns(tmp_path, capsys):
-    path = write_lines(tmp_path / "r.jsonl", [
-        json.dumps(record(doc_id=1, reference="Yes", answer="Yes", question="Is it?")),
-        json.dumps(record(doc_id=2, reference="Jane Smith", answer="John Smith",
-                          domain="laws")),
-    ])
-    assert run(["--records", str(path), "--by", "domain", "-o", str(tmp_path / "o")]) == 0
-    accuracy = pd.read_csv(tmp_path / "o" / "accuracy.csv")
-    assert accuracy[["by", "group", "correct", "undecided"]].values.tolist() == [
-        ["overall", "all", 1, 1], ["domain", "laws", 0, 1], ["domain", "news", 1, 0]]
-    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
-        "accuracy.csv", "report.md", "verdicts.csv"]  # no human, no confidence
-
-
-def test_cli_with_the_model_judge_over_http(tmp_path, local_http, capsys):
-    path = write_lines(tmp_path / "r.jsonl", [json.dumps(r) for r in llm_records()[:3]])
-    with ChatServer([Reply("1"), Reply("maybe"), Reply("0")]) as server:
-        code = run(["--records", str(path), "--judge", "llm", "--base-url", server.url,
-                    "--model", "judge-model", "--api-key-env", "CONFCAL_TEST_KEY", "--by",
-                    "qtype", "-o", str(tmp_path / "o")])
-    assert code == 0
-    accuracy = pd.read_csv(tmp_path / "o" / "accuracy.csv")
-    assert accuracy.loc[0, ["correct", "wrong", "unparseable"]].tolist() == [1, 1, 1]
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["--records", "r.jsonl"], "-o/--out DIR is required"),
-    (["--demo", "--judge", "llm", "-o", "x"], "--judge llm needs --base-url URL and --model"),
-    (["--demo", "--model", "m", "-o", "x"], "--base-url and --model are for --judge llm"),
-    (["--docbench", "d", "-o", "x"], "--docbench DIR and --system NAME go together"),
-])
-def test_cli_usage_errors_exit_2(argv, message, capsys, tmp_path):
-    assert run(argv) == 2
-    assert message in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("argv", [["--demo", "--records", "r.jsonl"], [], ["--demo",
-                                                                          "--judge", "x"],
-                                  ["--demo", "--by", "a,,b"], ["--demo", "--bins", "0"]])
-def test_cli_argument_errors_exit_2(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        qa_parser().parse_args(["qa", *argv])
-    assert info.value.code == 2
-
-
-def test_cli_data_errors_exit_1_and_write_nothing(tmp_path, capsys):
-    path = write_lines(tmp_path / "r.jsonl", [json.dumps(record()), "{oops"])
-    out = tmp_path / "o"
-    assert run(["--records", str(path), "-o", str(out)]) == 1
-    err = capsys.readouterr().err
-    assert "confcal: error:" in err and "r.jsonl, line 2: must be valid JSON" in err
-    assert not out.exists()
-    assert run(["--records", str(tmp_path / "missing.jsonl"), "-o", str(out)]) == 1
-    good = write_lines(tmp_path / "g.jsonl", [json.dumps(record())])
-    assert run(["--records", str(good), "--by", "nosuch", "-o", str(out)]) == 1
-    assert "by must name columns of the records; found 'nosuch'" in capsys.readouterr().err
-    assert run(["--records", str(good), "--human", "nosuch", "-o", str(out)]) == 1
-    assert "--human must name a column" in capsys.readouterr().err
-    assert not out.exists()
-
-
-def test_cli_model_errors_are_data_errors(tmp_path, local_http, monkeypatch, capsys):
-    monkeypatch.delenv("CONFCAL_TEST_KEY")
-    path = write_lines(tmp_path / "r.jsonl", [json.dumps(record())])
-    assert run(["--records", str(path), "--judge", "llm", "--base-url",
-                "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env",
-                "CONFCAL_TEST_KEY", "-o", str(tmp_path / "o")]) == 1
-    assert "environment variable CONFCAL_TEST_KEY" in capsys.readouterr().err
-
-
-def test_cli_docbench_source(tmp_path):
-    root = docbench(tmp_path, {"60": [qa(), qa(kind="una", answer="Not stated")]},
-                    answers={"60": "1. 42\n2. It is 7.\n"})
-    out = tmp_path / "o"
-    assert run(["--docbench", str(root), "--system", "sys", "-o", str(out)]) == 0
-    verdicts = pd.read_csv(out / "verdicts.csv")
-    assert verdicts["verdict"].tolist() == [1, 0]
-
-
-def test_warnings_of_the_command_are_reported_not_raised(tmp_path, capsys):
-    path = write_lines(tmp_path / "r.jsonl", [json.dumps(record(reference="Ann",
-                                                                answer="Anna Bell"))])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert run(["--records", str(path), "-o", str(tmp_path / "o")]) == 0
-    assert "warning: accuracy is undefined" in capsys.readouterr().err
-    assert "Warning: accuracy is undefined" in (tmp_path / "o" / "report.md").read_text()

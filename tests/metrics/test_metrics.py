@@ -507,3 +507,12 @@ def test_brier_keeps_the_last_digits_on_constant_data():
     assert abs(confcal.brier(y, c) - 0.41) <= 1e-15
     assert abs(confcal.brier(y, c, sample_weight=[0.7] * 10000) - 0.41) <= 1e-15
     assert abs(confcal.calibration_report(y, c).brier - 0.41) <= 1e-15
+
+
+@pytest.mark.parametrize("ties", ["expected", "stable", "pessimistic", "optimistic"])
+def test_weighted_ecarb_reviewing_everything_catches_every_error(ties):
+    # W = 0.5 + 9.09e-46, so K = min(W, max(1, floor(0.3 W))) = W: everything is reviewed and
+    # ECARB = E / ((W / W) E) = 1. The float prefix sums say 0.5 for both rows, which once
+    # ended the review before the error row (0.0).
+    got = ecarb([True, False], [0.0, 0.0], sample_weight=[0.5, 9.09e-46], budget=0.3, ties=ties)
+    assert got == 1.0

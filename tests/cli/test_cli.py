@@ -173,7 +173,7 @@ def test_usage_error_exits_2_and_version_runs(tmp_path):
 
 def test_console_script_is_declared():
     tomllib = pytest.importorskip("tomllib")
-    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert pyproject["project"]["scripts"] == {"confcal": "confcal.cli:main"}
     assert {"matplotlib", "tqdm", "pyarrow"} <= {
         dep.split(">")[0] for dep in pyproject["project"]["optional-dependencies"]["cli"]}
@@ -324,71 +324,12 @@ def test_error_locations_match_whole_doc_ids():
     # the doc_id attribute is looked up, not the message: doc 1 never claims doc 10's error
     from confcal.cli._main import _stream_error
     from confcal.exceptions import ValidationError
-    from confcal.scoring.io import _Read, _Where
+    from confcal.scoring._documents import Read, Where
 
     message = "doc 10, field Agency: confidence must be a number within [0, 1]; found 2"
-    recent = {1: _Read(_Where("t.jsonl", 1), None, 0), 10: _Read(_Where("t.jsonl", 10), None, 9)}
+    recent = {1: Read(Where("t.jsonl", 1), None, 0), 10: Read(Where("t.jsonl", 10), None, 9)}
     exc = ValidationError(message, doc_id=10, field="Agency")
     assert _stream_error(exc, recent) == f"{message} (truth at t.jsonl, line 10)"
-
-
-def test_qa_subcommand_is_wired_into_the_confcal_command(tmp_path):
-    # `confcal qa` comes from confcal.qa._command; through main() it keeps the exit-code rules
-    from confcal.cli import main
-
-    out = tmp_path / "qa"
-    assert main(["qa", "--demo", "-o", str(out)]) == 0
-    assert {"verdicts.csv", "accuracy.csv", "report.md"} <= {p.name for p in out.iterdir()}
-    assert main(["qa", "--records", str(tmp_path / "missing.jsonl"), "-o",
-                 str(tmp_path / "x")]) == 1
-    assert main(["qa"]) == 2
-
-
-def test_qa_output_is_replaced_whole_and_foreign_folders_are_refused(tmp_path, capsys):
-    # Found in review: a second run left the first run's agreement/calibration files beside
-    # its own, and a folder of the user's files was written into.
-    import json
-
-    from confcal.cli import main
-    from confcal.qa.docqa import load_sample
-
-    out = tmp_path / "qa"
-    assert main(["qa", "--demo", "-o", str(out)]) == 0
-    assert (out / "calibration.csv").exists()
-    plain = tmp_path / "plain.jsonl"
-    records = load_sample()
-    keep = ["doc_id", "question", "reference", "answer", "domain", "qtype", "system"]
-    with plain.open("w") as fh:
-        for row in records[keep].to_dict(orient="records"):
-            fh.write(json.dumps(row) + "\n")
-    assert main(["qa", "--records", str(plain), "-o", str(out)]) == 0
-    assert not (out / "calibration.csv").exists()  # nothing of the first run survives
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    (mine / "notes.txt").write_text("keep")
-    assert main(["qa", "--demo", "-o", str(mine)]) == 1
-    assert "must be new, empty or a previous confcal qa output" in capsys.readouterr().err
-    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
-
-
-def test_outputs_follow_the_umask_and_keep_a_replaced_folders_mode(tmp_path):
-    # Found in review: tempfile's 0600/0700 modes leaked into the outputs.
-    import os
-    import stat
-
-    from confcal.cli import main
-
-    old = os.umask(0o022)
-    try:
-        out = tmp_path / "qa"
-        assert main(["qa", "--demo", "-o", str(out)]) == 0
-        assert stat.S_IMODE(out.stat().st_mode) == 0o755
-        assert stat.S_IMODE((out / "report.md").stat().st_mode) == 0o644
-        os.chmod(out, 0o2775)
-        assert main(["qa", "--demo", "-o", str(out)]) == 0
-        assert stat.S_IMODE(out.stat().st_mode) == 0o2775
-    finally:
-        os.umask(old)
 
 
 def test_streamed_score_errors_name_the_truth_file_and_line(tmp_path):

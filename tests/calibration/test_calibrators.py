@@ -527,7 +527,7 @@ def test_docs_examples_run():
     import re
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parents[1] / "docs" / "calibration.md"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "calibration.md"
     blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.DOTALL)
     assert len(blocks) == 5  # calibrators, JSON, transfer, and both routing functions
     for block in blocks:

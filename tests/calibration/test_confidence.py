@@ -503,7 +503,7 @@ def test_docs_examples_run():
     import re
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parents[1] / "docs" / "confidence.md"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "confidence.md"
     blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.DOTALL)
     assert len(blocks) == 4
     for block in blocks:

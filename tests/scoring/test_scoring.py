@@ -622,7 +622,7 @@ def test_docs_examples_run():
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "scoring.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "scoring.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
     assert len(blocks) >= 2
     with warnings.catch_warnings():

@@ -1,25 +1,20 @@
-"""Comparing runs: the ConfBench Table 3, and a self-contained report to read it in.
-
-:func:`compare_runs` turns an entity table (one or many runs, told apart by metadata
-columns such as ``model`` and ``tier``) into one row per run: how many entities and
-documents, how many carry no confidence, extraction quality (WOA, F1) and calibration
-(AUROC, ECE, Brier, ECARB), with bootstrap intervals that resample documents.
+"""Showing the runs table: text, Markdown, HTML, figures, and the report folder.
 
 :func:`write_report` writes a folder a person can open: ``report.html`` (one file, images
 embedded as base64 PNG, no script, no external resource), ``report.md``, ``metrics.csv`` and
 the PNG figures. Every value that comes from a document or a metadata column is escaped:
 extracted text is untrusted input. The folder is written under a temporary name and renamed
-into place, so a failure never leaves a half-written report.
+into place, so a failure never leaves a half-written report. The numbers come from
+:mod:`confcal.report._runs`; this module renders them and never the reverse (STYLE rule 15).
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import math
 import os
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,465 +23,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._files import check_destination, staged_folder
+from .._files import check_destination as _check_folder
+from .._files import staged_folder
 from .._deprecation import renamed_keywords
 from .._signature import table_signature
-from .._validation import (
-    check_budgets,
-    check_n_bins,
-    check_option,
-    check_positive_int,
-    check_probability,
-    check_seed,
-    is_missing,
-)
-from ..metrics.bootstrap import bootstrap_ci
+from .._validation import check_budgets, check_positive_int, is_missing
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring.io import check_entities
-from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, CalibrationReport, calibration_report
-from ..scoring._result import ENTITY_COLUMNS
-from ..scoring._totals import (
-    UNDEFINED,
-    ExtractionTotals,
-    f1_from_counts,
-    group_totals,
-    outcome_codes,
-    woa_from_sums,
-)
-from ..metrics.sketch import CalibrationSketch
+from ..metrics._metrics import DEFAULT_BUDGETS
+from ._runs import check_by, compare_runs
 
-__all__ = ["RunSummary", "WrittenReport", "compare_runs", "compare_runs_sketched",
-           "format_runs", "merge_summaries", "runs_table", "summarize_runs", "to_html",
-           "to_markdown", "write_report"]
+__all__ = ["WrittenReport", "format_runs", "to_html", "to_markdown", "write_report"]
 
 _REPORT_FILES = ("report.html", "report.md", "metrics.csv", "reliability.png",
                  "auroc_vs_woa.png", "ecarb_curve.png")
 _MAX_PANELS = 24  # reliability panels in one figure; more groups are named, not drawn
 _MAX_CURVES = 10  # ECARB curves per panel (tab10 colours stay distinguishable)
-
-
-# --------------------------------------------------------------------------- the table
-def _check_by(by: Any, frame: pd.DataFrame) -> tuple[str, ...]:
-    if by is None:  # every metadata column: what tells one run from another
-        return tuple(c for c in frame.columns if c not in ENTITY_COLUMNS)
-    columns = (by,) if isinstance(by, str) else by
-    if not isinstance(columns, (Sequence, pd.Index)) or not all(
-            isinstance(c, str) for c in columns):
-        raise ValidationError(f"by must be a column name or a sequence of column names; "
-                              f"found {by!r}")
-    absent = [c for c in columns if c not in frame.columns]
-    if absent:
-        raise ValidationError(f"by must name columns of entities; found {absent} absent "
-                              f"(columns: {list(frame.columns)})")
-    if len(set(columns)) != len(columns):
-        raise ValidationError(f"by must not repeat a column; found {list(columns)}")
-    return tuple(columns)
-
-
-def _group_label(by: Sequence[str], key: Sequence[Any]) -> str:
-    if not by:
-        return "all entities"
-    return ", ".join(f"{c}={v!r}" for c, v in zip(by, key))
-
-
-def _warn(label: str, message: str) -> None:
-    warnings.warn(f"compare_runs, {label}: {message}", UndefinedMetricWarning, stacklevel=4)
-
-
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1),
-                        np.nan)
-
-
-class _ExtractionSums:
-    """Per-document sums from which WOA and F1 of any document resample follow."""
-
-    def __init__(self, group: pd.DataFrame) -> None:
-        codes, _ = pd.factorize(group["doc_id"], sort=False)
-        self.n_documents = g = int(codes.max()) + 1
-        self.sums = group_totals(codes, g, outcome_codes(group["outcome"]),
-                                 group["weight"].to_numpy(dtype=np.float64),
-                                 group["similarity"].to_numpy(dtype=np.float64))
-
-    def woa_f1(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """WOA and F1 with document d counted counts[..., d] times."""
-        sums = {name: counts @ values for name, values in self.sums.items()}
-        return (woa_from_sums(sums["weighted_similarity"], sums["weight"]),
-                f1_from_counts(sums["TP"], sums["FD"], sums["FA"], sums["FN"]))
-
-    def intervals(self, n_resamples: int, level: float, seed: int | None
-                  ) -> dict[str, tuple[float, float]]:
-        """Percentile intervals of WOA and F1 over document resamples."""
-        rng = np.random.default_rng(seed)
-        g = self.n_documents
-        woas, f1s = [], []
-        # resamples in blocks: the draws and counts of a block stay under ~80 MB however
-        # many documents there are
-        block = max(1, min(n_resamples, 5_000_000 // g))
-        for start in range(0, n_resamples, block):
-            b = min(block, n_resamples - start)
-            draws = rng.integers(0, g, size=(b, g))
-            counts = np.bincount((draws + g * np.arange(b)[:, None]).ravel(),
-                                 minlength=b * g).reshape(b, g).astype(np.float64)
-            woa, f1 = self.woa_f1(counts)
-            woas.append(woa)
-            f1s.append(f1)
-        alpha = (1.0 - level) / 2.0
-        out = {}
-        for name, values in (("woa", np.concatenate(woas)), ("f1", np.concatenate(f1s))):
-            valid = values[~np.isnan(values)]
-            out[name] = ((math.nan, math.nan) if valid.size == 0 else
-                         tuple(float(v) for v in np.quantile(valid, [alpha, 1.0 - alpha])))
-        return out  # type: ignore[return-value]
-
-
-def _warn_undefined_extraction(label: str, **values: float) -> None:
-    for name, value in values.items():
-        if math.isnan(value):
-            _warn(label, f"{name} is undefined: {UNDEFINED[name]}; returning NaN")
-
-
-def _relabelled(label: str, caught: Sequence[warnings.WarningMessage]) -> None:
-    """Emit each distinct UndefinedMetricWarning again, naming the group."""
-    for message in dict.fromkeys(str(w.message) for w in caught
-                                 if issubclass(w.category, UndefinedMetricWarning)):
-        _warn(label, message)
-
-
-def _runs_row(label: str, *, n_documents: int, n_entities: int, n_without_confidence: int,
-              totals_woa: float, totals_f1: float,
-              report: Callable[[], CalibrationReport] | None,
-              budgets: tuple[float, ...]) -> dict[str, Any]:
-    """One row of the runs table: the one builder behind :func:`compare_runs` and
-    :func:`runs_table`. ``report`` computes the calibration report of the rows that carry a
-    confidence (None when no row does); its warnings are re-emitted naming ``label``."""
-    _warn_undefined_extraction(label, woa=totals_woa, f1=totals_f1)
-    nan = math.nan
-    row: dict[str, Any] = {
-        "n_documents": n_documents, "n_entities": n_entities,
-        "n_without_confidence": n_without_confidence, "woa": totals_woa, "f1": totals_f1,
-        "auroc": nan, "ece": nan, "brier": nan}
-    ecarbs = ceilings = {b: nan for b in budgets}
-    if report is None:
-        _warn(label, f"no entity carries a confidence (all {n_entities} rows); calibration "
-                     "metrics are NaN")
-    else:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UndefinedMetricWarning)
-            rep = report()
-        _relabelled(label, caught)
-        row.update(auroc=rep.auroc, ece=rep.ece, brier=rep.brier)
-        ecarbs, ceilings = dict(rep.ecarb), dict(rep.ecarb_ceiling)
-    for b in budgets:
-        row[f"ecarb@{b:g}"] = ecarbs[b]
-        row[f"ecarb_ceiling@{b:g}"] = ceilings[b]
-    return row
-
-
-def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
-                 n_resamples: int, n_bins: int, binning: str, level: float,
-                 seed: int | None) -> dict[str, Any]:
-    sums = _ExtractionSums(group)
-    woa, f1 = (float(v) for v in sums.woa_f1(np.ones(sums.n_documents)))
-    confidence = group["confidence"].to_numpy(dtype=np.float64)
-    has = ~np.isnan(confidence)
-    correct = group["correct"].to_numpy(dtype=bool)[has]
-    conf = confidence[has]
-    row = _runs_row(
-        label, n_documents=sums.n_documents, n_entities=len(group),
-        n_without_confidence=int((~has).sum()), totals_woa=woa, totals_f1=f1,
-        report=(lambda: calibration_report(correct, conf, budgets=budgets, n_bins=n_bins,
-                                           binning=binning)) if has.any() else None,
-        budgets=budgets)
-    if not n_resamples:
-        return row
-    nan = math.nan
-    intervals: dict[str, tuple[float, float]] = {}
-    if has.any():
-        docs = group["doc_id"].to_numpy(dtype=object)[has]
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UndefinedMetricWarning)
-            for i, b in enumerate(budgets):
-                metrics = ("auroc", "ece", "brier", "ecarb") if i == 0 else ("ecarb",)
-                # the same seed draws the same documents for every budget
-                ci = bootstrap_ci(correct, conf, groups=docs, metrics=metrics, budget=b,
-                                  n_bins=n_bins, binning=binning, n_resamples=n_resamples,
-                                  confidence_level=level, seed=seed).set_index("metric")
-                for m in metrics:
-                    name = f"ecarb@{b:g}" if m == "ecarb" else m
-                    intervals[name] = (float(ci.at[m, "low"]), float(ci.at[m, "high"]))
-        _relabelled(label, caught)
-    intervals.update(sums.intervals(n_resamples, level, seed))
-    ordered: dict[str, Any] = {}
-    for name, value in row.items():
-        ordered[name] = value
-        if name in ("woa", "f1", "auroc", "ece", "brier") or (
-                name.startswith("ecarb@")):
-            ordered[f"{name}_low"], ordered[f"{name}_high"] = intervals.get(name, (nan, nan))
-    return ordered
-
-
-@renamed_keywords(bootstrap="n_resamples")
-def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = None,
-                 budgets: Sequence[float] = DEFAULT_BUDGETS, n_resamples: int = 0,
-                 n_bins: int = 5,
-                 binning: str = "quantile", confidence_level: float = 0.95,
-                 seed: int | None = 0) -> pd.DataFrame:
-    """The ConfBench Table 3: extraction quality and calibration, one row per run.
-
-    Parameters
-    ----------
-    entities : pandas.DataFrame
-        An entity table (:attr:`confcal.scoring.ExtractionResult.entities`, or one read with
-        :func:`confcal.scoring.io.read_entities`), possibly several runs stacked.
-    by : str or sequence of str, optional
-        The columns that tell runs apart (``("model", "tier")``). Default: every column that
-        is not an entity-table column (the metadata given to ``score_documents``); with
-        none, one row for the whole table. Missing values form their own group.
-    budgets : sequence of float in (0, 1], default (0.1, 0.3)
-        Review budgets of the ECARB columns (:data:`confcal.metrics.DEFAULT_BUDGETS`).
-    n_resamples : int, default 0
-        Number of document resamples for percentile bootstrap intervals; 0 for none.
-        (Named ``bootstrap`` before; that name works for one more release, with a
-        :class:`DeprecationWarning`.)
-    n_bins, binning : as in :func:`confcal.ece` (default: the paper's 5 adaptive bins).
-    confidence_level : float in (0, 1), default 0.95
-    seed : int or None, default 0
-        Seeds the resampling; the same seed gives the same intervals.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per group, in order of first appearance: the ``by`` columns, then
-
-        - ``n_documents`` (distinct doc ids), ``n_entities`` (rows, every outcome),
-          ``n_without_confidence`` (rows without a confidence, left out of calibration:
-          counted, never dropped silently);
-        - ``woa`` and ``f1`` over all rows (TN rows count in neither);
-        - ``auroc``, ``ece``, ``brier``, and ``ecarb@<b>`` with ``ecarb_ceiling@<b>`` (its
-          best possible value) per budget, over the rows that carry a confidence (any
-          outcome; correct = TP or TN).
-
-        With ``n_resamples > 0`` every metric except the ceiling is followed by
-        ``<metric>_low`` and ``<metric>_high``. ``attrs`` records the options (``by``,
-        ``budgets``, ``n_resamples``, ``confidence_level``, ``n_bins``, ``binning``,
-        ``seed``).
-
-    Notes
-    -----
-    Intervals resample **documents** of the group with replacement (all rows of a document
-    move together, :func:`confcal.bootstrap_ci` with ``groups=doc_id``): when ``by`` pools
-    runs that share doc ids (one model over several tiers), a document's rows from every
-    pooled run move together, since they are the same invoice. WOA and F1 intervals use the
-    same scheme from per-document sums. A metric undefined for a group (one class, no
-    confidence, no evaluated rows) is NaN with an :class:`UndefinedMetricWarning` naming
-    the group.
-
-    Examples
-    --------
-    >>> from confcal.datasets import load_demo
-    >>> entities = load_demo().score(tiers=["high"]).entities
-    >>> table = compare_runs(entities, by="model", budgets=(0.1, 0.3))
-    >>> table[["model", "woa", "auroc", "ece", "ecarb@0.3"]].round(2)
-                   model   woa  auroc   ece  ecarb@0.3
-    0     sim-calibrated  0.75   0.66  0.01       1.49
-    1  sim-overconfident  0.68   0.58  0.33       1.26
-    2     sim-verbalized  0.69   0.69  0.22       1.44
-    3        sim-logprob  0.77   0.85  0.17       2.40
-    """
-    frame = check_entities(entities)
-    by = _check_by(by, frame)
-    budgets = check_budgets(budgets)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", 0)
-    n_bins = check_n_bins(n_bins)
-    binning = check_option(binning, "binning", BINNINGS)
-    level = check_probability(confidence_level, "confidence_level")
-    seed = check_seed(seed)
-    if by:
-        groups = [((k if isinstance(k, tuple) else (k,)), g) for k, g in
-                  frame.groupby(list(by), sort=False, dropna=False, observed=True)]
-    else:
-        groups = [((), frame)]
-    rows = []
-    for key, group in groups:
-        row = dict(zip(by, key))
-        row.update(_run_metrics(group, _group_label(by, key), budgets=budgets,
-                                n_resamples=n_resamples, n_bins=n_bins, binning=binning,
-                                level=level, seed=seed))
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    out.attrs.update({"by": list(by), "budgets": list(budgets), "n_resamples": n_resamples,
-                      "confidence_level": level, "n_bins": n_bins, "binning": binning,
-                      "seed": seed})
-    return out
-
-
-# ------------------------------------------------------------------ sketched (streamed)
-@dataclass(frozen=True, eq=False)
-class RunSummary:
-    """What :func:`compare_runs` needs of one run, without its rows; mergeable.
-
-    Built from entity rows with :meth:`from_entities` and combined with :meth:`merge`
-    (associative and commutative), so a run spread over files, row groups or Dask
-    partitions is summarised piece by piece. The calibration part is a
-    :class:`~confcal.metrics.sketch.CalibrationSketch` (exact); WOA and F1 are sums.
-
-    Attributes
-    ----------
-    doc_ids : frozenset
-        Distinct doc ids (for ``n_documents``): the one part that grows with the data,
-        ~100 bytes per document.
-    n_entities, n_without_confidence : int
-    totals : ExtractionTotals
-        The sums behind WOA and F1 (:class:`~confcal.scoring.ExtractionTotals`).
-    sketch : CalibrationSketch
-        Of the rows that carry a confidence (correct = TP or TN).
-    """
-
-    doc_ids: frozenset[Any]
-    n_entities: int
-    n_without_confidence: int
-    totals: ExtractionTotals
-    sketch: CalibrationSketch
-
-    @classmethod
-    def from_entities(cls, entities: pd.DataFrame) -> RunSummary:
-        """Summarise rows of one run; they are checked with :func:`~confcal.scoring.io.check_entities`."""
-        return cls._from_checked(check_entities(entities))
-
-    @classmethod
-    def _from_checked(cls, frame: pd.DataFrame) -> RunSummary:
-        confidence = frame["confidence"].to_numpy(dtype=np.float64)
-        has = ~np.isnan(confidence)
-        totals = ExtractionTotals.from_codes(outcome_codes(frame["outcome"]),
-                                             frame["weight"].to_numpy(dtype=np.float64),
-                                             frame["similarity"].to_numpy(dtype=np.float64))
-        return cls(
-            doc_ids=frozenset(frame["doc_id"].tolist()), n_entities=len(frame),
-            n_without_confidence=int((~has).sum()), totals=totals,
-            sketch=(CalibrationSketch.from_arrays(frame["correct"].to_numpy(dtype=bool)[has],
-                                                  confidence[has])
-                    if has.any() else CalibrationSketch.empty()))
-
-    def merge(self, other: RunSummary) -> RunSummary:
-        """The summary of both parts."""
-        if not isinstance(other, RunSummary):
-            raise ValidationError(f"other must be a RunSummary; found {type(other).__name__}")
-        return RunSummary(
-            self.doc_ids | other.doc_ids, self.n_entities + other.n_entities,
-            self.n_without_confidence + other.n_without_confidence,
-            self.totals + other.totals, self.sketch.merge(other.sketch))
-
-    def metrics(self, label: str, *, budgets: tuple[float, ...], n_bins: int,
-                binning: str) -> dict[str, Any]:
-        """The row of :func:`compare_runs` (without intervals); warnings name ``label``."""
-        return _runs_row(
-            label, n_documents=len(self.doc_ids), n_entities=self.n_entities,
-            n_without_confidence=self.n_without_confidence, totals_woa=self.totals.woa,
-            totals_f1=self.totals.f1,
-            report=(lambda: self.sketch.report(budgets=budgets, n_bins=n_bins,
-                                               binning=binning)) if self.sketch.n else None,
-            budgets=budgets)
-
-
-def _key_part(value: Any) -> Any:
-    # NaN != NaN: missing values of a group key are made one key, as groupby(dropna=False)
-    # does; a blank label ("") is a group of its own there, so it stays a value here
-    return None if is_missing(value, blank=False) else value
-
-
-def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...], RunSummary]:
-    """One :class:`RunSummary` per group of ``by`` values (missing values: key None).
-
-    Summaries of different tables merge with :func:`merge_summaries`; :func:`runs_table`
-    turns them into the :func:`compare_runs` table.
-    """
-    frame = check_entities(entities)
-    by = _check_by(list(by), frame)
-    if not by:
-        return {(): RunSummary._from_checked(frame)}
-    out: dict[tuple[Any, ...], RunSummary] = {}
-    for key, group in frame.groupby(list(by), sort=False, dropna=False, observed=True):
-        key = tuple(_key_part(k) for k in (key if isinstance(key, tuple) else (key,)))
-        summary = RunSummary._from_checked(group)
-        out[key] = out[key].merge(summary) if key in out else summary
-    return out
-
-
-def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary]
-                    ) -> dict[tuple[Any, ...], RunSummary]:
-    """Merge per-group summaries; groups keep the order of first appearance."""
-    out: dict[tuple[Any, ...], RunSummary] = {}
-    for part in parts:
-        for key, summary in part.items():
-            out[key] = out[key].merge(summary) if key in out else summary
-    return out
-
-
-def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], *,
-               budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
-               binning: str = "quantile") -> pd.DataFrame:
-    """The :func:`compare_runs` table (``n_resamples=0``) from merged summaries."""
-    budgets = check_budgets(budgets)
-    n_bins = check_n_bins(n_bins)
-    binning = check_option(binning, "binning", BINNINGS)
-    if not summaries:
-        raise ValidationError("summaries must hold at least one group; found 0")
-    rows = []
-    for key, summary in summaries.items():
-        row = dict(zip(by, key))
-        row.update(summary.metrics(_group_label(by, key), budgets=budgets, n_bins=n_bins,
-                                   binning=binning))
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    out.attrs.update({"by": list(by), "budgets": list(budgets), "n_resamples": 0,
-                      "n_bins": n_bins, "binning": binning, "sketched": True})
-    return out
-
-
-def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[str] | None = None,
-                          budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
-                          binning: str = "quantile") -> pd.DataFrame:
-    """:func:`compare_runs` over a stream of entity tables, holding one at a time.
-
-    Each table (a chunk: a Parquet row group, a CSV chunk, a partition) is summarised per
-    group into a :class:`RunSummary` (calibration as a
-    :class:`~confcal.metrics.sketch.CalibrationSketch`), the summaries are merged, and the table is
-    computed from them. The result equals ``compare_runs(pd.concat(tables), by=by,
-    n_resamples=0)``: counts, AUROC and ECARB exactly, WOA, F1, ECE and Brier up to
-    floating-point summation order. Memory: the sketches (O(distinct confidences)) and the
-    doc ids of each group. Bootstrap intervals need the rows and are not available here.
-
-    Parameters
-    ----------
-    tables : iterable of pandas.DataFrame
-        Entity tables; ``by`` (default: the metadata columns of the first table) must be
-        columns of every one.
-    by, budgets, n_bins, binning
-        As in :func:`compare_runs`.
-
-    Examples
-    --------
-    >>> from confcal.datasets import load_demo
-    >>> entities = load_demo().score(tiers=["high"]).entities
-    >>> chunks = (entities.iloc[i:i + 5000] for i in range(0, len(entities), 5000))
-    >>> sketched = compare_runs_sketched(chunks, by="model", budgets=(0.3,))
-    >>> exact = compare_runs(entities, by="model", budgets=(0.3,))
-    >>> bool(((sketched["auroc"] - exact["auroc"]).abs() < 1e-12).all())
-    True
-    """
-    if isinstance(tables, pd.DataFrame):
-        tables = [tables]
-    summaries: dict[tuple[Any, ...], RunSummary] = {}
-    columns: tuple[str, ...] | None = None
-    for table in tables:
-        if columns is None:
-            columns = _check_by(by, check_entities(table))
-        summaries = merge_summaries(summaries, summarize_runs(table, columns))
-    if columns is None:
-        raise ValidationError("tables must hold at least one entity table; found 0")
-    return runs_table(summaries, columns, budgets=budgets, n_bins=n_bins, binning=binning)
 
 
 # ------------------------------------------------------------------------- formatting
@@ -844,12 +396,12 @@ def _markdown_page(title: str, notes: Sequence[str], summary: str,
     return "\n".join(parts)
 
 
-def _check_destination(out: Path) -> None:
+def check_destination(out: Path) -> None:
     """A report may go to a new folder, an empty one, or replace a previous report."""
-    check_destination(out, _REPORT_FILES, "report")
+    _check_folder(out, _REPORT_FILES, "report")
 
 
-def _staged_report(out: Path) -> AbstractContextManager[Path]:
+def staged_report(out: Path) -> AbstractContextManager[Path]:
     """A staging folder for a report, moved onto ``out`` (replacing only a previous
     report) when the block succeeds and removed when it fails."""
     return staged_folder(out, _REPORT_FILES, "report")
@@ -913,7 +465,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     """
     say = status or (lambda message: None)
     frame = check_entities(entities)
-    by = _check_by(by, frame)
+    by = check_by(by, frame)
     budgets = check_budgets(budgets)
     n_errors = check_positive_int(n_errors, "n_errors", 0)
     if not isinstance(title, str):
@@ -921,7 +473,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     if isinstance(notes, str) or not all(isinstance(n, str) for n in notes):
         raise ValidationError(f"notes must be a sequence of strings; found {notes!r}")
     out = Path(out_dir)
-    _check_destination(out)  # before any work, not after minutes of bootstrap
+    check_destination(out)  # before any work, not after minutes of bootstrap
     try:
         import matplotlib  # noqa: F401  (fail before any work, with the extra to install)
     except ImportError:
@@ -975,7 +527,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
               f"{', '.join(f'{b:g}' for b in budgets)}; seed {seed}. Signature: {signature}")
     errors = _confident_errors(frame, by, n_errors)
 
-    with _staged_report(out) as staging:
+    with staged_report(out) as staging:
         (staging / "report.html").write_text(
             _html_page(title, notes, summary, tables, figures, errors, n_errors, footer),
             encoding="utf-8")

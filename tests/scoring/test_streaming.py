@@ -15,8 +15,8 @@ from confcal.cli import _main as cli
 from confcal.scoring.comparators import Text
 from confcal.datasets import load_demo
 from confcal.exceptions import ValidationError
+from confcal.scoring._documents import paired_documents
 from confcal.scoring.io import (
-    _paired_documents,
     iter_documents,
     iter_entities,
     read_entities,
@@ -156,7 +156,7 @@ def test_pairing_any_order(tmp_path: Path, demo_run: Any, order: str, suffix: st
             (pred_path / f"{d}.json").write_text(json.dumps(doc))
     else:
         pred_path = _write_jsonl(tmp_path / f"pred{suffix}", records)
-    got = list(_paired_documents(truth_path, pred_path))
+    got = list(paired_documents(truth_path, pred_path))
     expected = dict(records)
     assert [d for d, _, _ in got] == list(truths)
     assert all(t == truths[d] and p == expected.get(d) for d, t, p in got)
@@ -175,7 +175,7 @@ def test_pairing_errors_name_file_and_line(tmp_path: Path, case: str, match: str
              "repeat_tail": [("a", {}), ("b", {}), ("b", {})]}[case]
     pred = _write_jsonl(tmp_path / "pred.jsonl", preds)
     with pytest.raises(ValidationError, match=match):
-        list(_paired_documents(truth, pred))
+        list(paired_documents(truth, pred))
 
 
 # ------------------------------------------------------------------------------ the CLI

@@ -396,7 +396,7 @@ def test_degrade_corpus_checks_every_pipeline_before_degrading(augraphy, tmp_pat
 # ------------------------------------------------------------------- the whole protocol
 def test_the_confbench_protocol_example_runs_offline(augraphy, tmp_path):
     """examples/confbench_protocol.py: degrade, extract against its local stand-in, score."""
-    script = Path(__file__).resolve().parents[1] / "examples" / "confbench_protocol.py"
+    script = Path(__file__).resolve().parents[2] / "examples" / "confbench_protocol.py"
     src = str(Path(confcal.__file__).parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, str(script), "--pages", "2", "--out", "demo"],

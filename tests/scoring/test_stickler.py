@@ -29,7 +29,7 @@ from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents, score_documents_iter
 
 STICKLER = "stickler-1.0"
-WORKER = Path(__file__).with_name("_stickler_worker.py")
+WORKER = Path(__file__).resolve().parents[1] / "_stickler_worker.py"
 ITEM_FIELDS = ("StartDate", "EndDate", "Days", "Description", "Rate")
 
 

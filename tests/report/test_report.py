@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import confcal
-from confcal.report import _report as report
+from confcal.report import _render, _runs
 from confcal.datasets import load_demo
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
 from confcal.report import compare_runs, format_runs, to_html, to_markdown, write_report
@@ -124,7 +124,7 @@ def test_bootstrap_is_a_deprecated_name_of_n_resamples(tmp_path):
 def test_woa_f1_resamples_equal_copying_the_drawn_documents():
     frame = pd.concat([_toy(), _toy().assign(doc_id=lambda f: f["doc_id"] + "x",
                                               similarity=lambda f: f["similarity"] * 0.5)])
-    sums = report._ExtractionSums(frame)
+    sums = _runs._ExtractionSums(frame)
     docs = list(pd.unique(frame["doc_id"]))
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -214,7 +214,7 @@ def hostile_entities() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def written(hostile_entities, tmp_path_factory) -> report.WrittenReport:
+def written(hostile_entities, tmp_path_factory) -> _render.WrittenReport:
     out = tmp_path_factory.mktemp("written") / "report"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing is undefined in these runs
@@ -280,7 +280,7 @@ def test_a_failure_leaves_nothing_half_written(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(report, "_markdown_page", broken)
+    monkeypatch.setattr(_render, "_markdown_page", broken)
     with pytest.raises(OSError, match="disk full"):
         write_report(_toy(), out, n_resamples=0, n_bins=2, budgets=(0.5,))
     assert list(tmp_path.iterdir()) == []

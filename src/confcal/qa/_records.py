@@ -1,0 +1,436 @@
+"""QA records: their columns, their validation, and the readers that make them.
+
+Private module of :mod:`confcal.qa.docqa`, which re-exports its public names. It owns the
+record columns and DocBench's labels (:data:`DOMAINS`, :data:`QTYPES`,
+:data:`RECORD_COLUMNS`, :data:`DOCBENCH_DOMAINS`), the one check every record passes
+(:func:`validate_records`, behind the public :func:`check_records`, and its error builder
+:func:`bad_values`), and the readers: JSONL records (:func:`load_records`), DocBench's
+folder layout (:func:`load_docbench`) and the bundled sample (:func:`load_sample`).
+Shared with the other ``qa`` modules: ``is_text``, ``bad_values``, ``validate_records``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._files import read_json_object
+from .._validation import is_missing, is_real
+from ..exceptions import ValidationError
+from ..scoring._documents import open_text
+
+DOMAINS = ("academia", "finance", "government", "laws", "news")
+"""DocBench's five document domains (any non-empty label is accepted in records)."""
+
+QTYPES = ("text-only", "multimodal", "meta-data", "unanswerable")
+"""DocBench's four question types; a record's ``qtype`` must be one of them."""
+
+RECORD_COLUMNS = ("doc_id", "question", "reference", "answer", "domain", "qtype",
+                  "evidence", "confidence", "system")
+"""QA record columns: the first six are required, the last three optional."""
+
+_REQUIRED = RECORD_COLUMNS[:6]
+_OPTIONAL = RECORD_COLUMNS[6:]
+
+DOCBENCH_DOMAINS: tuple[tuple[str, int, int], ...] = (
+    ("academia", 0, 48), ("finance", 49, 88), ("government", 89, 132),
+    ("laws", 133, 178), ("news", 179, 228),
+)
+"""Domain of each DocBench document folder number (inclusive ranges, from the DocBench
+release's evaluation notebook)."""
+
+# DocBench's own ``type`` labels; the split multimodal labels say whether the evidence is a
+# figure or a table, which the paper reports together.
+_DOCBENCH_TYPES = {
+    "text-only": "text-only", "multimodal": "multimodal", "multimodal-f": "multimodal",
+    "multimodal-t": "multimodal", "meta-data": "meta-data", "una": "unanswerable",
+    "unanswerable": "unanswerable",
+}
+
+# ---------------------------------------------------------------------------- records
+def _where(i: int, labels: Sequence[str] | None) -> str:
+    return labels[i] if labels is not None else f"index {i}"
+
+
+def bad_values(name: str, column: str, rule: str, bad: Sequence[int], values: Sequence[Any],
+         labels: Sequence[str] | None, hint: str = "") -> ValidationError:
+    first = bad[0]
+    noun = "value" if len(bad) == 1 else "values"
+    return ValidationError(
+        f"{name}: {column} must be {rule}; found {len(bad)} {noun} breaking it, first at "
+        f"{_where(first, labels)} ({values[first]!r}){hint}")
+
+
+def is_text(v: Any) -> bool:
+    return isinstance(v, str) and not is_missing(v)
+
+
+def _as_frame(records: Any, name: str, labels: Sequence[str] | None,
+              required: Sequence[str]) -> pd.DataFrame:
+    if isinstance(records, pd.DataFrame):
+        frame = records.reset_index(drop=True)
+        missing = [c for c in required if c not in frame.columns]
+        if missing:
+            raise ValidationError(
+                f"{name} must have the columns {', '.join(required)}; found {len(missing)} "
+                f"missing ({', '.join(missing)}) among {', '.join(map(str, frame.columns))}")
+        return frame.copy()
+    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+        raise ValidationError(
+            f"{name} must be a DataFrame or a list of dicts; found {type(records).__name__}")
+    rows = list(records)
+    not_dicts = [i for i, r in enumerate(rows) if not isinstance(r, Mapping)]
+    if not_dicts:
+        i = not_dicts[0]
+        raise ValidationError(
+            f"{name} must be a DataFrame or a list of dicts; found {len(not_dicts)} items "
+            f"that are not dicts, first at {_where(i, labels)} ({type(rows[i]).__name__})")
+    # A key left out of one record is not the same as a null value: refuse it rather than
+    # let pandas fill NaN (a missing "answer" key would become an empty answer, judged 0).
+    lacking = [i for i, r in enumerate(rows) if any(c not in r for c in required)]
+    if lacking:
+        i = lacking[0]
+        absent = [c for c in required if c not in rows[i]]
+        raise ValidationError(
+            f"{name}: every record must have the keys {', '.join(required)}; found "
+            f"{len(lacking)} records without some, first at {_where(i, labels)} (no "
+            f"{', '.join(absent)})")
+    return pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=list(required))
+
+
+def validate_records(records: Any, *, name: str = "records",
+                   labels: Sequence[str] | None = None,
+                   require_answer: bool = True) -> pd.DataFrame:
+    required = _REQUIRED if require_answer else tuple(c for c in _REQUIRED if c != "answer")
+    frame = _as_frame(records, name, labels, required)
+    n = len(frame)
+    if n == 0:
+        raise ValidationError(f"{name} must not be empty; found 0 records")
+    if labels is not None and len(labels) != n:  # internal callers only
+        raise AssertionError("one label per record")
+
+    def check(column: str, ok: Callable[[Any], bool], rule: str, hint: str = "") -> list[Any]:
+        values = frame[column].tolist()
+        bad = [i for i, v in enumerate(values) if not ok(v)]
+        if bad:
+            raise bad_values(name, column, rule, bad, values, labels, hint)
+        return values
+
+    check("doc_id", lambda v: is_text(v) or (isinstance(v, (int, np.integer))
+                                              and not isinstance(v, (bool, np.bool_))),
+          "a non-empty string or an integer")
+    for column in ("question", "reference", "domain"):
+        check(column, is_text, "a non-empty string")
+    qtypes = ", ".join(repr(q) for q in QTYPES)
+    check("qtype", lambda v: isinstance(v, str) and v in QTYPES, f"one of {qtypes}",
+          " (DocBench's own labels 'una', 'multimodal-f' and 'multimodal-t' are read by "
+          "load_docbench)")
+    if "answer" in frame.columns:
+        check("answer", lambda v: is_missing(v) or isinstance(v, str),
+              "a string (empty or null for no answer)")
+    if "evidence" in frame.columns:
+        check("evidence", lambda v: is_missing(v) or isinstance(v, str),
+              "a string or null")
+    if "system" in frame.columns:
+        check("system", is_text, "a non-empty string")
+    if "confidence" in frame.columns:
+        values = check("confidence",
+                       lambda v: is_missing(v) or (is_real(v) and 0.0 <= float(v) <= 1.0),
+                       "a number within [0, 1] or null")
+        frame["confidence"] = np.array(
+            [math.nan if is_missing(v) else float(v) for v in values], dtype=np.float64)
+    order = [c for c in RECORD_COLUMNS if c in frame.columns]
+    return frame[order + [c for c in frame.columns if c not in RECORD_COLUMNS]]
+
+
+def check_records(records: Any, *, require_answer: bool = True) -> pd.DataFrame:
+    """Validate QA records and return them as a DataFrame.
+
+    Parameters
+    ----------
+    records : DataFrame or iterable of dicts
+        One record per answer. Required: ``doc_id`` (string or integer), ``question``,
+        ``reference`` (the reference answer), ``answer`` (the system's answer; null or ""
+        when it gave none), ``domain`` (any non-empty label; DocBench's are
+        :data:`DOMAINS`), ``qtype`` (one of :data:`QTYPES`). Optional: ``evidence`` (the
+        reference text), ``confidence`` (the system's confidence in its answer, in [0, 1],
+        null where it gave none) and ``system`` (which system answered). Other columns
+        are kept as they are.
+    require_answer : bool, default True
+        False accepts question sets without answers (no ``answer`` column).
+
+    Returns
+    -------
+    DataFrame
+        A copy with a fresh 0..n-1 index and the record columns first, in the order of
+        :data:`RECORD_COLUMNS`; ``confidence`` as float64 with NaN for null.
+
+    Raises
+    ------
+    ValidationError
+        Naming the column, the rule, how many values break it and the first (by index).
+
+    Examples
+    --------
+    >>> rows = [{"doc_id": "d1", "question": "Who signed it?", "reference": "Jane Smith",
+    ...          "answer": "Jane Smith", "domain": "laws", "qtype": "una"}]
+    >>> check_records(rows)
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: records: qtype must be one of 'text-only', 'multimodal', 'meta-data', 'unanswerable'; found 1 value breaking it, first at index 0 ('una') (DocBench's own labels 'una', 'multimodal-f' and 'multimodal-t' are read by load_docbench)
+    >>> rows[0]["qtype"] = "text-only"
+    >>> check_records(rows).columns.tolist()
+    ['doc_id', 'question', 'reference', 'answer', 'domain', 'qtype']
+    """
+    if not isinstance(require_answer, bool):
+        raise ValidationError(f"require_answer must be True or False; found {require_answer!r}")
+    return validate_records(records, require_answer=require_answer)
+
+
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of the non-blank lines of a UTF-8 file, gunzipped for .gz."""
+    # io's reader decodes, gunzips and names the file and line of a bad byte or gzip
+    return ((number, line) for number, line in open_text(path) if line.strip())
+
+
+def _read_jsonl(path: Path, label: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    label = str(path) if label is None else label
+    rows, labels = [], []
+    for number, line in _text_lines(path):
+        where = f"{label}, line {number}"
+        rows.append(read_json_object(line, where=f"{where}:", what="a JSON object (one record)",
+                                     source=label, line=number))
+        labels.append(where)
+    return rows, labels
+
+
+def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read QA records from a JSONL file, one record (a JSON object) per line.
+
+    Blank lines are skipped; ``.gz`` files are gunzipped. The records are checked as by
+    :func:`check_records`, and every error names the file and line.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    DataFrame
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "r.jsonl").write_text(
+    ...     '{"doc_id": "d1", "question": "Q?", "reference": "12", "answer": "12", '
+    ...     '"domain": "news", "qtype": "text-only"}\\n{"doc_id": "d2"}\\n')
+    >>> load_records(folder / "r.jsonl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: records: every record must have the keys doc_id, question, reference, answer, domain, qtype; found 1 records without some, first at .../r.jsonl, line 2 (no question, reference, answer, domain, qtype)
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValidationError(f"path must be an existing JSONL file; found {str(path)!r}")
+    rows, labels = _read_jsonl(path)
+    if not rows:
+        raise ValidationError(f"{path}: must hold at least one record; found none")
+    return validate_records(rows, labels=labels)
+
+
+def _docbench_domain(folder: str, domains: Any) -> str:
+    if domains is None:
+        number = int(folder) if folder.isdigit() else -1
+        for domain, low, high in DOCBENCH_DOMAINS:
+            if low <= number <= high:
+                return domain
+        raise ValidationError(
+            f"folder {folder!r}: the domain of a DocBench folder is read from its number "
+            f"(0-228); found a name that is not one, so pass domains= (a mapping or a "
+            f"function from folder name to domain)")
+    given: Any = domains.get(folder) if isinstance(domains, Mapping) else domains(folder)
+    if not is_text(given):
+        raise ValidationError(
+            f"domains must give a non-empty domain for every folder; found {given!r} for "
+            f"folder {folder!r}")
+    return str(given)
+
+
+_NUMBERED_RE = re.compile(r"(\d+)\.\s*(.*)", re.DOTALL)
+
+
+def _numbered_answers(path: Path, expected: int) -> list[str]:
+    """Answers of a DocBench ``<system>_results.txt``: "1. ...", "2. ...", one per question.
+
+    A line that does not start the next number continues the previous answer (DocBench's
+    own reading). Text before "1." is an error, not a preamble to drop.
+    """
+    answers: list[str] = []
+    for number, line in _text_lines(path):
+        text = line.strip()
+        m = _NUMBERED_RE.match(text)
+        if m and int(m.group(1)) == len(answers) + 1:
+            answers.append(m.group(2).strip())
+        elif answers:
+            answers[-1] = f"{answers[-1]} {text}"
+        else:
+            raise ValidationError(
+                f"{path}, line {number}: answers must be numbered 1., 2., ...; found text "
+                f"before answer 1 ({text[:60]!r})")
+    if len(answers) != expected:
+        raise ValidationError(
+            f"{path}: must hold one numbered answer per question ({expected}); found "
+            f"{len(answers)}")
+    return answers
+
+
+def _system_answers(folder: Path, system: str, expected: int) -> tuple[list[Any], list[str]]:
+    jsonl = folder / f"{system}_results.jsonl"
+    if jsonl.is_file():
+        rows, labels = _read_jsonl(jsonl)
+        if len(rows) != expected:
+            raise ValidationError(
+                f"{jsonl}: must hold one answer per question ({expected}); found {len(rows)}")
+        lacking = [i for i, r in enumerate(rows) if "sys_ans" not in r]
+        if lacking:
+            raise ValidationError(
+                f'{labels[lacking[0]]}: must have the key "sys_ans" (the system\'s answer); '
+                f"found {len(lacking)} lines without it")
+        return [r["sys_ans"] for r in rows], labels
+    text = folder / f"{system}_results.txt"
+    if text.is_file():
+        return list(_numbered_answers(text, expected)), [f"{text}, answer {i + 1}"
+                                                         for i in range(expected)]
+    raise ValidationError(
+        f"{folder}: must hold the answers of system {system!r} as {jsonl.name} or "
+        f"{text.name}; found neither")
+
+
+def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
+                  domains: Mapping[str, str] | Callable[[str], str] | None = None
+                  ) -> pd.DataFrame:
+    """Read DocBench's layout: a folder per document holding ``<n>_qa.jsonl``.
+
+    Each line of ``<n>/<n>_qa.jsonl`` is ``{"question", "answer", "evidence", "type"}``,
+    where ``answer`` is the *reference* answer. With ``system``, that system's answers are
+    read from ``<n>/<system>_results.jsonl`` (DocBench's open-model output, one object with
+    ``"sys_ans"`` per question) or else ``<n>/<system>_results.txt`` (numbered answers
+    "1. ...", "2. ..."), one per question in order.
+
+    Parameters
+    ----------
+    root : str or path-like
+        The folder holding the document folders. Hidden entries and files beside the
+        folders are not read.
+    system : str, optional
+        Whose answers to read. Without it the records have no ``answer`` column (a
+        question set, to be answered and then judged).
+    domains : mapping or callable, optional
+        Folder name -> domain. Default: DocBench's numbering (:data:`DOCBENCH_DOMAINS`).
+
+    Returns
+    -------
+    DataFrame
+        Records with ``doc_id`` (the folder name), ``question``, ``reference``,
+        ``answer`` and ``system`` (with ``system``), ``domain``, ``qtype`` (DocBench's
+        ``una`` read as ``unanswerable``, ``multimodal-f``/``-t`` as ``multimodal``) and
+        ``evidence``, in folder order (numeric when the names are numbers), then line
+        order.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> (root / "51").mkdir()
+    >>> qa = {"question": "What was net income?", "answer": "$5.5 million",
+    ...       "evidence": "Net income was $5.5 million.", "type": "text-only"}
+    >>> _ = (root / "51" / "51_qa.jsonl").write_text(json.dumps(qa) + "\\n")
+    >>> _ = (root / "51" / "gpt-4o_results.txt").write_text("1. 5,500,000 dollars\\n")
+    >>> load_docbench(root, system="gpt-4o")[["doc_id", "answer", "domain", "qtype"]]
+      doc_id               answer   domain      qtype
+    0     51  5,500,000 dollars  finance  text-only
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise ValidationError(f"root must be an existing folder; found {str(root)!r}")
+    if system is not None and not is_text(system):
+        raise ValidationError(f"system must be a non-empty string; found {system!r}")
+    if domains is not None and not (isinstance(domains, Mapping) or callable(domains)):
+        raise ValidationError(
+            f"domains must be a mapping or a function from folder name to domain; found "
+            f"{type(domains).__name__}")
+    folders = sorted((p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")),
+                     key=lambda p: (not p.name.isdigit(), int(p.name) if p.name.isdigit()
+                                    else 0, p.name))
+    if not folders:
+        raise ValidationError(f"{root}: must hold one folder per document; found none")
+    rows: list[dict[str, Any]] = []
+    labels: list[str] = []
+    for folder in folders:
+        qa_file = folder / f"{folder.name}_qa.jsonl"
+        if not qa_file.is_file():
+            raise ValidationError(f"{folder}: must hold {qa_file.name}; found no such file")
+        domain = _docbench_domain(folder.name, domains)
+        lines = [(n, line) for n, line in _text_lines(qa_file)]
+        answers: list[Any] = []
+        if system is not None:
+            answers, _ = _system_answers(folder, system, len(lines))
+        for k, (number, line) in enumerate(lines):
+            where = f"{qa_file}, line {number}"
+            qa = read_json_object(line, where=f"{where}:", what="a JSON object (one record)",
+                                  source=qa_file, line=number)
+            absent = [key for key in ("question", "answer", "type") if key not in qa]
+            if absent:
+                raise ValidationError(
+                    f'{where}: must have the keys "question", "answer" and "type"; found '
+                    f"it without {', '.join(absent)}")
+            qtype = _DOCBENCH_TYPES.get(qa["type"]) if isinstance(qa["type"], str) else None
+            if qtype is None:
+                raise ValidationError(
+                    f"{where}: type must be one of {', '.join(map(repr, _DOCBENCH_TYPES))}; "
+                    f"found {qa['type']!r}")
+            row = {"doc_id": folder.name, "question": qa["question"],
+                   "reference": qa["answer"]}
+            if system is not None:
+                row["answer"] = answers[k]
+            row.update(domain=domain, qtype=qtype, evidence=qa.get("evidence"))
+            if system is not None:
+                row["system"] = system
+            rows.append(row)
+            labels.append(where)
+    return validate_records(rows, labels=labels, require_answer=system is not None)
+
+
+_SAMPLE_FILE = "docqa_sample.jsonl"
+
+
+def load_sample() -> pd.DataFrame:
+    """The bundled synthetic DocBench-style sample: 40 questions, 3 systems, 120 records.
+
+    Eight invented documents (two per domain, none real) and ten questions per domain
+    spread over the four question types, each answered by three simulated systems:
+    ``sim-careful`` (with a confidence per answer, and a human verdict per answer in the
+    ``human`` column), ``sim-terse`` and ``sim-verbose``. Made by the seeded script
+    ``scripts/make_docqa_sample.py``, which reproduces the file byte for byte.
+
+    Examples
+    --------
+    >>> sample = load_sample()
+    >>> len(sample), sample["system"].nunique(), sorted(sample["qtype"].unique())
+    (120, 3, ['meta-data', 'multimodal', 'text-only', 'unanswerable'])
+    >>> int(sample["confidence"].notna().sum()), int(sample["human"].notna().sum())
+    (40, 40)
+    """
+    resource = resources.files("confcal").joinpath("data").joinpath(_SAMPLE_FILE)
+    with resources.as_file(resource) as path:
+        rows, labels = _read_jsonl(Path(path), label=_SAMPLE_FILE)
+    return validate_records(rows, labels=labels)

@@ -1,0 +1,476 @@
+"""The entity-table contract: checking entity tables and writing and reading them on disk.
+
+Entity tables (the DataFrame of :func:`confcal.scoring.score_documents`) go to and come from
+Parquet or CSV. Every error names the file and the row (or CSV line) where it was found.
+Writing is atomic: a file is written under a temporary name in its destination folder and
+renamed into place, so a failure never leaves a half-written table behind. The public names
+are re-exported by :mod:`confcal.scoring.io`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._files import StagedFile
+from .._signature import SIGNATURE_ATTR
+from .._validation import is_missing
+from ..exceptions import ValidationError
+from ._result import OUTCOMES
+
+__all__ = [
+    "ENTITY_FORMATS",
+    "REQUIRED_ENTITY_COLUMNS",
+    "ChunkWriter",
+    "as_written",
+    "check_entities",
+    "iter_entities",
+    "read_entities",
+    "write_entities",
+]
+
+ENTITY_FORMATS = (".parquet", ".csv", ".csv.gz")
+"""File suffixes :func:`write_entities` and :func:`read_entities` understand."""
+
+REQUIRED_ENTITY_COLUMNS: tuple[str, ...] = (
+    "doc_id", "field", "outcome", "correct", "confidence", "similarity", "weight",
+)
+"""The entity-table columns a report needs (WOA, F1 and the calibration metrics)."""
+
+# Text columns of the entity table: raw values of any JSON type, written as text.
+_VALUE_COLUMNS = ("truth", "prediction")
+
+
+def _suffix(path: Path) -> str:
+    name = path.name.lower()
+    return next((s for s in ENTITY_FORMATS if name.endswith(s)), path.suffix)
+
+
+def _as_text(value: Any) -> str | None:
+    if is_missing(value):
+        return None
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return repr(value)  # keep "100.0" distinct from the string "100"
+    return str(value)
+
+
+def as_written(entities: pd.DataFrame) -> pd.DataFrame:
+    """The table as written: doc_id, truth and prediction as text (one type per column)."""
+    frame = entities.copy(deep=False)
+    frame["doc_id"] = frame["doc_id"].map(str) if "doc_id" in frame else None
+    for column in _VALUE_COLUMNS:
+        if column in frame:
+            frame[column] = pd.Series([_as_text(v) for v in frame[column]], dtype=object,
+                                      index=frame.index)
+    return frame
+
+
+class ChunkWriter:
+    """Write an entity table chunk by chunk: Parquet row groups, or CSV rows appended.
+
+    Like :func:`write_entities`, the file is written under a temporary name and renamed
+    into place by :meth:`close`; :meth:`abort` removes it. Every chunk must have the
+    columns of the first (the Parquet schema is fixed by it; text columns are typed as
+    strings up front so that a chunk whose values are all missing still fits).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.suffix = _suffix(self.path)
+        if self.suffix not in ENTITY_FORMATS:
+            raise ValidationError(
+                f"path must end in one of {', '.join(ENTITY_FORMATS)}; found {self.path.name!r}")
+        if self.suffix == ".parquet":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise ValidationError(
+                    f"{self.path}: writing Parquet needs pyarrow; found it not installed (pip "
+                    "install 'confcal[cli]', or write .csv)", source=self.path) from None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._staged = StagedFile(self.path)
+        self.tmp = self._staged.tmp
+        self._writer: Any = None
+        self._columns: list[str] | None = None
+        self.rows = 0
+
+    def write(self, entities: pd.DataFrame) -> None:
+        frame = as_written(entities)
+        if self._columns is None:
+            self._columns = list(frame.columns)
+        elif list(frame.columns) != self._columns:
+            raise ValidationError(
+                f"{self.path}: every chunk must have the columns of the first "
+                f"{self._columns}; found {list(frame.columns)}", source=self.path)
+        if self.suffix == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            if self._writer is None:
+                schema = pa.Schema.from_pandas(frame, preserve_index=False)
+                for column in ("doc_id", *_VALUE_COLUMNS):
+                    if column in frame:
+                        i = schema.get_field_index(column)
+                        schema = schema.set(i, pa.field(column, pa.string()))
+                signature = entities.attrs.get(SIGNATURE_ATTR)
+                if signature:
+                    # pandas' own key for DataFrame.attrs: pd.read_parquet restores them
+                    schema = schema.with_metadata({
+                        **(schema.metadata or {}),
+                        b"PANDAS_ATTRS": json.dumps({SIGNATURE_ATTR: signature}).encode()})
+                self._schema = schema
+                self._writer = pq.ParquetWriter(self.tmp, schema)
+            table = pa.Table.from_pandas(frame, schema=self._schema, preserve_index=False)
+            self._writer.write_table(table)  # one row group per chunk
+        else:
+            if self._writer is None:
+                # open across write() calls; closed by close() or abort()
+                self._writer = (gzip.open(self.tmp, "wt", encoding="utf-8", newline="")  # noqa: SIM115
+                                if self.suffix == ".csv.gz"
+                                else open(self.tmp, "w", encoding="utf-8", newline=""))  # noqa: SIM115
+                frame.to_csv(self._writer, index=False)
+            else:
+                frame.to_csv(self._writer, index=False, header=False)
+        self.rows += len(frame)
+
+    def close(self) -> Path:
+        if self._writer is None:
+            self.abort()
+            raise ValidationError(f"{self.path}: nothing to write; found no rows",
+                                  source=self.path)
+        try:
+            self._writer.close()
+        except BaseException:
+            self._staged.discard()
+            raise
+        return self._staged.commit()
+
+    def abort(self) -> None:
+        try:
+            if self._writer is not None:
+                self._writer.close()
+        finally:
+            self._staged.discard()
+
+
+def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write an entity table to Parquet (``.parquet``) or CSV (``.csv``, ``.csv.gz``).
+
+    ``doc_id`` is written as text, and so are ``truth`` and ``prediction`` (values of any
+    JSON type; missing values stay empty/null), so one column never mixes types; the
+    other columns keep their types. The file is written under a temporary name and renamed
+    into place. Parquet needs ``pyarrow`` (the ``cli`` extra).
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from confcal.datasets import load_demo
+    >>> entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_entities(entities, pathlib.Path(tmp) / "entities.csv")
+    ...     len(read_entities(path)) == len(entities)
+    True
+    """
+    path = Path(path)
+    suffix = _suffix(path)
+    if suffix not in ENTITY_FORMATS:
+        raise ValidationError(
+            f"path must end in one of {', '.join(ENTITY_FORMATS)}; found {path.name!r}")
+    if not isinstance(entities, pd.DataFrame):
+        raise ValidationError(f"entities must be a pandas DataFrame; found "
+                              f"{type(entities).__name__}")
+    frame = as_written(entities)
+    if suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401  (a clear message instead of pandas' ImportError)
+        except ImportError:
+            raise ValidationError(
+                f"{path}: writing Parquet needs pyarrow; found it not installed (pip install "
+                "'confcal[cli]', or write .csv)", source=path) from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with StagedFile(path) as staged:
+        if suffix == ".parquet":
+            frame.to_parquet(staged.tmp, index=False)
+        else:
+            frame.to_csv(staged.tmp, index=False,
+                         compression="gzip" if suffix == ".csv.gz" else None)
+    return path
+
+
+def _existing_entity_table(path: str | os.PathLike[str]) -> tuple[Path, str]:
+    """The path and its format suffix, for an entity table file that exists."""
+    path = Path(path)
+    suffix = _suffix(path)
+    if suffix not in ENTITY_FORMATS:
+        raise ValidationError(
+            f"{path}: an entity table must end in one of {', '.join(ENTITY_FORMATS)}; "
+            f"found {path.name!r}", source=path)
+    if not path.is_file():
+        raise ValidationError(f"{path}: must be an entity table file; found nothing there",
+                              source=path)
+    return path, suffix
+
+
+def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read an entity table written by :func:`write_entities` (or any tool) and check it.
+
+    The columns of :data:`REQUIRED_ENTITY_COLUMNS` must be present and valid (see
+    :func:`check_entities`); errors name the file, the column and the first offending
+    line (CSV, counting the header as line 1) or row (Parquet, 0-based), in the message
+    and in the ``source`` and ``line`` (CSV) or ``index`` (Parquet) attributes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``doc_id``, ``truth`` and ``prediction`` as text, ``field`` and ``outcome`` as text,
+        the numeric columns as numbers, other columns as read.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "entities.csv"
+    ...     _ = path.write_text("doc_id,field,outcome,correct,confidence,similarity,weight\\n"
+    ...                         "inv-1,Agency,TP,True,0.9,1.0,1.0\\n"
+    ...                         "inv-1,Rate,FD,False,1.5,0.0,1.0\\n")
+    ...     read_entities(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: .../entities.csv: column confidence must be empty or within [0, 1]; found 1 value breaking it, first on line 3 (1.5)
+    """
+    path, suffix = _existing_entity_table(path)
+    text_columns = {c: str for c in ("doc_id", "field", "outcome", *_VALUE_COLUMNS)}
+    try:
+        if suffix == ".parquet":
+            try:
+                frame = pd.read_parquet(path)
+            except ImportError:
+                raise ValidationError(
+                    f"{path}: reading Parquet needs pyarrow; found it not installed (pip "
+                    "install 'confcal[cli]')", source=path) from None
+            row, offset = "row", 0
+        else:
+            # only an empty cell is missing: the texts "NA", "None" or "null" are values
+            frame = pd.read_csv(path, dtype=text_columns, keep_default_na=False,
+                                na_values=[""])
+            row, offset = "line", 2
+    except ValidationError:
+        raise
+    except (ValueError, OSError, EOFError, zlib.error) as exc:
+        raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}",
+                              source=path) from None
+    for column in ("field", "outcome"):
+        if column in frame and isinstance(frame[column].dtype, pd.CategoricalDtype):
+            frame[column] = frame[column].astype(object)
+    frame = frame.reset_index(drop=True)
+    try:
+        return check_entities(frame, name=str(path), row=row, offset=offset)
+    except ValidationError as exc:
+        raise exc.with_location(source=path) from None
+
+
+def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None,
+                  chunk_rows: int = 1_000_000) -> Iterator[pd.DataFrame]:
+    """Read an entity table in chunks, each checked like :func:`read_entities`.
+
+    Parquet is read one row-group batch at a time and only ``columns`` (plus
+    :data:`REQUIRED_ENTITY_COLUMNS`) are decoded; CSV is read ``chunk_rows`` rows at a
+    time. Errors name the file and the row (Parquet, 0-based over the whole file) or line
+    (CSV) as :func:`read_entities` does.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.parquet``, ``.csv`` or ``.csv.gz``.
+    columns : sequence of str, optional
+        Columns wanted besides the required ones; default every column.
+    chunk_rows : int, default 1,000,000
+        Rows per chunk (at most).
+
+    Yields
+    ------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from confcal.datasets import load_demo
+    >>> entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_entities(entities, pathlib.Path(tmp) / "entities.csv")
+    ...     sizes = [len(c.columns) for c in iter_entities(path, columns=["model"], chunk_rows=2_500)]
+    >>> len(sizes), sizes[0]   # 6,155 rows in chunks of 2,500; 7 required columns and model
+    (3, 8)
+    """
+    path, suffix = _existing_entity_table(path)
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
+        raise ValidationError(f"chunk_rows must be an integer >= 1; found {chunk_rows!r}")
+    wanted = None if columns is None else list(dict.fromkeys([*REQUIRED_ENTITY_COLUMNS, *columns]))
+    text_columns = {c: str for c in ("doc_id", "field", "outcome", *_VALUE_COLUMNS)}
+    try:
+        if suffix == ".parquet":
+            try:
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise ValidationError(
+                    f"{path}: reading Parquet needs pyarrow; found it not installed (pip "
+                    "install 'confcal[cli]')", source=path) from None
+            parquet = pq.ParquetFile(path)
+            names = parquet.schema_arrow.names
+            absent = [c for c in (wanted or []) if c not in names]
+            if absent:
+                raise ValidationError(
+                    f"{path} must have the columns {wanted}; found {len(absent)} missing: "
+                    f"{absent}", source=path)
+            attrs = json.loads((parquet.schema_arrow.metadata or {}).get(b"PANDAS_ATTRS", b"{}"))
+            signature = attrs.get(SIGNATURE_ATTR) if isinstance(attrs, dict) else None
+
+            def batches() -> Iterator[pd.DataFrame]:
+                for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
+                    frame = batch.to_pandas()
+                    if isinstance(signature, str):
+                        frame.attrs[SIGNATURE_ATTR] = signature
+                    yield frame
+
+            chunks: Iterator[pd.DataFrame] = batches()
+            row, base = "row", 0
+        else:
+            chunks = pd.read_csv(path, dtype=text_columns, keep_default_na=False, na_values=[""],
+                                 usecols=(lambda c: c in wanted) if wanted else None,
+                                 chunksize=chunk_rows)
+            row, base = "line", 2
+        seen = 0
+        for frame in chunks:
+            for column in ("field", "outcome"):
+                if column in frame and isinstance(frame[column].dtype, pd.CategoricalDtype):
+                    frame[column] = frame[column].astype(object)
+            frame = frame.reset_index(drop=True)
+            yield check_entities(frame, name=str(path), row=row, offset=base + seen)
+            seen += len(frame)
+    except ValidationError as exc:
+        raise exc.with_location(source=path) from None
+    except (ValueError, OSError, EOFError, zlib.error) as exc:
+        raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}",
+                              source=path) from None
+
+
+def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:
+    bad = np.flatnonzero(mask)
+    value = values[int(bad[0])]
+    if isinstance(value, np.generic):
+        value = value.item()
+    noun = "value" if bad.size == 1 else "values"
+    return f"found {bad.size} {noun} breaking it, first on {row} {int(bad[0]) + offset} ({value!r})"
+
+
+def _first_at(mask: np.ndarray, row: str, offset: int, column: str) -> dict[str, Any]:
+    """The location attributes of the row :func:`_first` names: a CSV line, else a row."""
+    number = int(np.flatnonzero(mask)[0]) + offset
+    return {"line" if row == "line" else "index": number, "field": column}
+
+
+def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
+                   offset: int = 0) -> pd.DataFrame:
+    """Check an entity table for a report; returns it with ``correct`` as bool.
+
+    Rules: the columns of :data:`REQUIRED_ENTITY_COLUMNS` are present; ``doc_id`` has no
+    missing value; ``outcome`` is one of TP, FD, FA, FN, TN; ``correct`` is bool (or 0/1)
+    and true exactly for TP and TN; ``confidence`` is empty or within [0, 1];
+    ``similarity`` is within [0, 1]; ``weight`` is finite and > 0; at least one row.
+
+    Parameters
+    ----------
+    entities : pandas.DataFrame
+    name : str
+        What to call the table in messages (a file name).
+    row, offset : str, int
+        How rows are named in messages: ``row 0`` by default, ``line 2`` for the first data
+        row of a CSV file (``row="line", offset=2``). The error's ``field`` attribute is the
+        column, and ``line`` (with ``row="line"``) or else ``index`` the first offending
+        row as the message numbers it.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"doc_id": ["a", "a"], "field": ["Agency", "Rate"],
+    ...                       "outcome": ["TP", "FD"], "correct": [True, True],
+    ...                       "confidence": [0.9, 0.4], "similarity": [1.0, 0.0],
+    ...                       "weight": [1.0, 1.0]})
+    >>> check_entities(table)
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: entities: column correct must be true exactly for TP and TN outcomes; found 1 value breaking it, first on row 1 (True)
+    """
+    if not isinstance(entities, pd.DataFrame):
+        raise ValidationError(
+            f"{name} must be a pandas DataFrame (an entity table); found "
+            f"{type(entities).__name__}")
+    missing = [c for c in REQUIRED_ENTITY_COLUMNS if c not in entities.columns]
+    if missing:
+        raise ValidationError(
+            f"{name} must have the entity-table columns {list(REQUIRED_ENTITY_COLUMNS)}; "
+            f"found {len(missing)} missing: {missing}")
+    if len(entities) == 0:
+        raise ValidationError(f"{name} must have at least one row; found 0")
+    frame = entities.reset_index(drop=True)
+    doc_id = frame["doc_id"].to_numpy(dtype=object)
+    bad = np.fromiter((is_missing(v) for v in doc_id), dtype=bool, count=len(doc_id))
+    if bad.any():
+        raise ValidationError(
+            f"{name}: column doc_id must not be empty; {_first(bad, doc_id, row, offset)}",
+            **_first_at(bad, row, offset, "doc_id"))
+    outcome = frame["outcome"].astype(object).to_numpy()
+    bad = ~np.isin(outcome, np.array(OUTCOMES, dtype=object))
+    if bad.any():
+        raise ValidationError(
+            f"{name}: column outcome must be one of {', '.join(OUTCOMES)}; "
+            f"{_first(bad, outcome, row, offset)}", **_first_at(bad, row, offset, "outcome"))
+    correct = frame["correct"].to_numpy()
+    if correct.dtype != bool:
+        numeric = pd.to_numeric(frame["correct"], errors="coerce").to_numpy(dtype=float)
+        bad = ~((numeric == 0) | (numeric == 1))
+        if bad.any():
+            raise ValidationError(
+                f"{name}: column correct must be true/false (or 1/0); "
+                f"{_first(bad, correct, row, offset)}", **_first_at(bad, row, offset, "correct"))
+        correct = numeric == 1
+    bad = correct != np.isin(outcome, np.array(["TP", "TN"], dtype=object))
+    if bad.any():
+        raise ValidationError(
+            f"{name}: column correct must be true exactly for TP and TN outcomes; "
+            f"{_first(bad, correct, row, offset)}", **_first_at(bad, row, offset, "correct"))
+    checks = (
+        ("confidence", "must be empty or within [0, 1]", True, lambda x: (x >= 0) & (x <= 1)),
+        ("similarity", "must be within [0, 1]", False, lambda x: (x >= 0) & (x <= 1)),
+        ("weight", "must be finite and > 0", False, lambda x: np.isfinite(x) & (x > 0)),
+    )
+    numbers: dict[str, np.ndarray] = {}
+    for column, rule, empty_ok, ok in checks:
+        raw = frame[column]
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        not_number = np.isnan(values) & ~raw.isna().to_numpy()
+        good = ok(values) | (np.isnan(values) & ~not_number if empty_ok else False)
+        if not good.all():
+            raise ValidationError(
+                f"{name}: column {column} {rule}; "
+                f"{_first(~good, raw.to_numpy(dtype=object), row, offset)}",
+                **_first_at(~good, row, offset, column))
+        numbers[column] = values
+    out = frame.copy(deep=False)
+    out["correct"] = correct
+    for column, values in numbers.items():
+        out[column] = values
+    return out

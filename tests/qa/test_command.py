@@ -1,0 +1,194 @@
+"""The ``confcal qa`` command (confcal.qa._command): the tables and report it writes, its
+sources (records, the sample, DocBench, the model judge over HTTP) and its exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+
+import pandas as pd
+import pytest
+
+from _chat_server import ChatServer, Reply
+from _docqa_records import docbench, llm_records, qa, record, write_lines
+from confcal.qa._command import add_qa_parser, run_qa
+from confcal.qa.docqa import RuleJudge, accuracy_table, judge_records, load_sample
+
+JUDGE = RuleJudge()
+
+
+def qa_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="confcal")
+    add_qa_parser(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+def run(argv: list[str]) -> int:
+    return run_qa(qa_parser().parse_args(["qa", *argv]))
+
+
+def test_cli_demo_writes_every_table(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert run(["--demo", "-o", str(out)]) == 0
+    written = sorted(p.name for p in out.iterdir())
+    assert written == ["accuracy.csv", "agreement.csv", "calibration.csv", "reliability.csv",
+                       "report.md", "verdicts.csv"]
+    accuracy = pd.read_csv(out / "accuracy.csv")
+    expected = accuracy_table(judge_records(load_sample(), JUDGE), "verdict")
+    pd.testing.assert_frame_equal(accuracy, expected, check_dtype=False)
+    report = (out / "report.md").read_text()
+    for heading in ("## Accuracy", "### By domain", "### By qtype", "## Judge vs human",
+                    "## Calibration", "synthetic"):
+        assert heading in report
+    stdout = capsys.readouterr().out
+    assert "judge vs human: sim-careful: agreement" in stdout and "AUROC" in stdout
+
+
+def test_cli_records_file_with_breakdowns(tmp_path, capsys):
+    path = write_lines(tmp_path / "r.jsonl", [
+        json.dumps(record(doc_id=1, reference="Yes", answer="Yes", question="Is it?")),
+        json.dumps(record(doc_id=2, reference="Jane Smith", answer="John Smith",
+                          domain="laws")),
+    ])
+    assert run(["--records", str(path), "--by", "domain", "-o", str(tmp_path / "o")]) == 0
+    accuracy = pd.read_csv(tmp_path / "o" / "accuracy.csv")
+    assert accuracy[["by", "group", "correct", "undecided"]].values.tolist() == [
+        ["overall", "all", 1, 1], ["domain", "laws", 0, 1], ["domain", "news", 1, 0]]
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
+        "accuracy.csv", "report.md", "verdicts.csv"]  # no human, no confidence
+
+
+def test_cli_with_the_model_judge_over_http(tmp_path, local_http, capsys):
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(r) for r in llm_records()[:3]])
+    with ChatServer([Reply("1"), Reply("maybe"), Reply("0")]) as server:
+        code = run(["--records", str(path), "--judge", "llm", "--base-url", server.url,
+                    "--model", "judge-model", "--api-key-env", "CONFCAL_TEST_KEY", "--by",
+                    "qtype", "-o", str(tmp_path / "o")])
+    assert code == 0
+    accuracy = pd.read_csv(tmp_path / "o" / "accuracy.csv")
+    assert accuracy.loc[0, ["correct", "wrong", "unparseable"]].tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--records", "r.jsonl"], "-o/--out DIR is required"),
+    (["--demo", "--judge", "llm", "-o", "x"], "--judge llm needs --base-url URL and --model"),
+    (["--demo", "--model", "m", "-o", "x"], "--base-url and --model are for --judge llm"),
+    (["--docbench", "d", "-o", "x"], "--docbench DIR and --system NAME go together"),
+])
+def test_cli_usage_errors_exit_2(argv, message, capsys, tmp_path):
+    assert run(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--demo", "--records", "r.jsonl"], [], ["--demo",
+                                                                          "--judge", "x"],
+                                  ["--demo", "--by", "a,,b"], ["--demo", "--bins", "0"]])
+def test_cli_argument_errors_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        qa_parser().parse_args(["qa", *argv])
+    assert info.value.code == 2
+
+
+def test_cli_data_errors_exit_1_and_write_nothing(tmp_path, capsys):
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(record()), "{oops"])
+    out = tmp_path / "o"
+    assert run(["--records", str(path), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "confcal: error:" in err and "r.jsonl, line 2: must be valid JSON" in err
+    assert not out.exists()
+    assert run(["--records", str(tmp_path / "missing.jsonl"), "-o", str(out)]) == 1
+    good = write_lines(tmp_path / "g.jsonl", [json.dumps(record())])
+    assert run(["--records", str(good), "--by", "nosuch", "-o", str(out)]) == 1
+    assert "by must name columns of the records; found 'nosuch'" in capsys.readouterr().err
+    assert run(["--records", str(good), "--human", "nosuch", "-o", str(out)]) == 1
+    assert "--human must name a column" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_cli_model_errors_are_data_errors(tmp_path, local_http, monkeypatch, capsys):
+    monkeypatch.delenv("CONFCAL_TEST_KEY")
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(record())])
+    assert run(["--records", str(path), "--judge", "llm", "--base-url",
+                "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env",
+                "CONFCAL_TEST_KEY", "-o", str(tmp_path / "o")]) == 1
+    assert "environment variable CONFCAL_TEST_KEY" in capsys.readouterr().err
+
+
+def test_cli_docbench_source(tmp_path):
+    root = docbench(tmp_path, {"60": [qa(), qa(kind="una", answer="Not stated")]},
+                    answers={"60": "1. 42\n2. It is 7.\n"})
+    out = tmp_path / "o"
+    assert run(["--docbench", str(root), "--system", "sys", "-o", str(out)]) == 0
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    assert verdicts["verdict"].tolist() == [1, 0]
+
+
+def test_warnings_of_the_command_are_reported_not_raised(tmp_path, capsys):
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(record(reference="Ann",
+                                                                answer="Anna Bell"))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run(["--records", str(path), "-o", str(tmp_path / "o")]) == 0
+    assert "warning: accuracy is undefined" in capsys.readouterr().err
+    assert "Warning: accuracy is undefined" in (tmp_path / "o" / "report.md").read_text()
+
+
+# ------------------------------------------------ through the confcal command (cli.main)
+def test_qa_subcommand_is_wired_into_the_confcal_command(tmp_path):
+    # `confcal qa` comes from confcal.qa._command; through main() it keeps the exit-code rules
+    from confcal.cli import main
+
+    out = tmp_path / "qa"
+    assert main(["qa", "--demo", "-o", str(out)]) == 0
+    assert {"verdicts.csv", "accuracy.csv", "report.md"} <= {p.name for p in out.iterdir()}
+    assert main(["qa", "--records", str(tmp_path / "missing.jsonl"), "-o",
+                 str(tmp_path / "x")]) == 1
+    assert main(["qa"]) == 2
+
+
+def test_qa_output_is_replaced_whole_and_foreign_folders_are_refused(tmp_path, capsys):
+    # Found in review: a second run left the first run's agreement/calibration files beside
+    # its own, and a folder of the user's files was written into.
+    import json
+
+    from confcal.cli import main
+    from confcal.qa.docqa import load_sample
+
+    out = tmp_path / "qa"
+    assert main(["qa", "--demo", "-o", str(out)]) == 0
+    assert (out / "calibration.csv").exists()
+    plain = tmp_path / "plain.jsonl"
+    records = load_sample()
+    keep = ["doc_id", "question", "reference", "answer", "domain", "qtype", "system"]
+    with plain.open("w") as fh:
+        for row in records[keep].to_dict(orient="records"):
+            fh.write(json.dumps(row) + "\n")
+    assert main(["qa", "--records", str(plain), "-o", str(out)]) == 0
+    assert not (out / "calibration.csv").exists()  # nothing of the first run survives
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    assert main(["qa", "--demo", "-o", str(mine)]) == 1
+    assert "must be new, empty or a previous confcal qa output" in capsys.readouterr().err
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+
+def test_outputs_follow_the_umask_and_keep_a_replaced_folders_mode(tmp_path):
+    # Found in review: tempfile's 0600/0700 modes leaked into the outputs.
+    import os
+    import stat
+
+    from confcal.cli import main
+
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "qa"
+        assert main(["qa", "--demo", "-o", str(out)]) == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o755
+        assert stat.S_IMODE((out / "report.md").stat().st_mode) == 0o644
+        os.chmod(out, 0o2775)
+        assert main(["qa", "--demo", "-o", str(out)]) == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o2775
+    finally:
+        os.umask(old)
