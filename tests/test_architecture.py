@@ -137,3 +137,23 @@ def test_old_submodule_attributes_of_the_package_still_resolve():
          "next release")]
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         confcal.nothing  # noqa: B018
+
+
+def test_no_private_name_is_imported_from_another_module():
+    # STYLE rule 16: what modules share lives in private modules under names without a
+    # leading underscore; importing a private *module* of a package is how that is done.
+    offenders = []
+    for module, path in MODULES.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            base = package.split(".")
+            base = base[: len(base) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                name = alias.name
+                if name.startswith("_") and not name.startswith("__") and (
+                        f"{target}.{name}" not in MODULES):
+                    offenders.append(f"{module}:{node.lineno} imports {name} from {target}")
+    assert offenders == []

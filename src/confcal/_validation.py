@@ -138,7 +138,7 @@ def check_seed(seed: Any, name: str = "seed", *, optional: bool = True,
                           f"found {seed!r}")
 
 
-def _first_bad(mask: np.ndarray, values: np.ndarray) -> str:
+def first_bad(mask: np.ndarray, values: np.ndarray) -> str:
     """'N values ..., first at index i (v)' for the True entries of mask."""
     bad = np.flatnonzero(mask)
     first = int(bad[0])
@@ -184,7 +184,7 @@ def check_correct(correct: Any, name: str = "correct") -> np.ndarray:
     if arr.dtype.kind in "iuf":
         ok = (arr == 0) | (arr == 1)
         if not ok.all():
-            raise ValidationError(f"{name} must be bool or 0/1; {_first_bad(~ok, arr)}")
+            raise ValidationError(f"{name} must be bool or 0/1; {first_bad(~ok, arr)}")
         return arr == 1
     if arr.dtype.kind == "O":
         ok = np.array(
@@ -193,7 +193,7 @@ def check_correct(correct: Any, name: str = "correct") -> np.ndarray:
             dtype=bool,
         )
         if not ok.all():
-            raise ValidationError(f"{name} must be bool or 0/1; {_first_bad(~ok, arr)}")
+            raise ValidationError(f"{name} must be bool or 0/1; {first_bad(~ok, arr)}")
         return arr.astype(float) == 1
     raise ValidationError(f"{name} must be bool or 0/1; found an array of dtype {arr.dtype}")
 
@@ -236,7 +236,7 @@ def check_confidence(confidence: Any, name: str = "confidence") -> np.ndarray:
     if not (arr.min() >= 0.0 and arr.max() <= 1.0):
         ok = (arr >= 0.0) & (arr <= 1.0)  # False for NaN as well
         raise ValidationError(
-            f"{name} must be finite and within [0, 1]; {_first_bad(~ok, arr)}"
+            f"{name} must be finite and within [0, 1]; {first_bad(~ok, arr)}"
         )
     return arr
 
@@ -253,7 +253,7 @@ def check_sample_weight(sample_weight: Any, n: int, name: str = "sample_weight")
         )
     ok = np.isfinite(arr) & (arr >= 0)
     if not ok.all():
-        raise ValidationError(f"{name} must be finite and >= 0; {_first_bad(~ok, arr)}")
+        raise ValidationError(f"{name} must be finite and >= 0; {first_bad(~ok, arr)}")
     if not arr.sum() > 0:
         raise ValidationError(f"{name} must have a positive total; found all {n} weights zero")
     return arr
@@ -273,11 +273,11 @@ def check_groups(groups: Any, n: int, name: str = "groups") -> np.ndarray:
     if arr.dtype.kind == "O":
         missing = np.fromiter((is_missing(v) for v in arr), dtype=bool, count=n)
         if missing.any():
-            raise ValidationError(f"{name} must not contain missing ids; {_first_bad(missing, arr)}")
+            raise ValidationError(f"{name} must not contain missing ids; {first_bad(missing, arr)}")
     elif arr.dtype.kind == "f":
         nan = np.isnan(arr)
         if nan.any():
-            raise ValidationError(f"{name} must not contain missing ids; {_first_bad(nan, arr)}")
+            raise ValidationError(f"{name} must not contain missing ids; {first_bad(nan, arr)}")
     import pandas as pd  # factorize is order-stable and handles mixed object ids
 
     codes, _ = pd.factorize(arr, sort=False)

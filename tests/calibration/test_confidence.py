@@ -72,9 +72,9 @@ SENTENCEPIECE = ['```', 'json', '<0x0A>', '{"', 'Agency', '":', '▁"AC', 'ME', 
 def test_fixtures_spell_the_answers_they_claim():
     text = "".join(WORDPIECE)
     assert json.loads(text)["LineItems"][1]["Description"] == 'The "Late" Show'
-    from confcal.calibration.confidence import _BYTE_LEVEL
+    from confcal.calibration.confidence import BYTE_LEVEL_ALPHABET
 
-    raw = bytes(_BYTE_LEVEL[ch] for t in BYTE_LEVEL for ch in t).decode("utf-8")
+    raw = bytes(BYTE_LEVEL_ALPHABET[ch] for t in BYTE_LEVEL for ch in t).decode("utf-8")
     assert raw.endswith("<|endoftext|>")
     assert json.loads(raw[: -len("<|endoftext|>")])["Agency"] == "Café Media"
 
@@ -254,9 +254,9 @@ _SCALARS = st.one_of(
 
 
 def _to_byte_level(piece: bytes) -> str:
-    from confcal.calibration.confidence import _BYTE_LEVEL
+    from confcal.calibration.confidence import BYTE_LEVEL_ALPHABET
 
-    encoder = {b: ch for ch, b in _BYTE_LEVEL.items()}
+    encoder = {b: ch for ch, b in BYTE_LEVEL_ALPHABET.items()}
     return "".join(encoder[b] for b in piece)
 
 

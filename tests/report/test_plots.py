@@ -63,7 +63,7 @@ def test_reliability_diagram_quantile_bins_and_existing_axes():
     assert _count_labels(fig) == [f"{c:,}" for c in bins["count"]]
     assert fig.axes[0].get_title().startswith(r"run \$x\$")  # literal, never mathtext
     fig.canvas.draw()  # a stray "$" would fail here if it reached mathtext
-    grid, axes = plots._grid(2)
+    grid, axes = plots.panel_grid(2)
     out = plots.reliability_diagram(correct, confidence, ax=axes[1], legend=False)
     assert out is grid and axes[1].get_legend() is None and len(axes[0].texts) == 0
 
@@ -118,7 +118,7 @@ def test_auroc_vs_woa_places_runs_and_draws_intervals():
 
 def test_figures_render_to_png():
     correct, confidence = _data()
-    png = plots._png(plots.reliability_diagram(correct, confidence))
+    png = plots.figure_png(plots.reliability_diagram(correct, confidence))
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5_000
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..metrics._ranking import Ranking
 from .._files import read_json_object
 from .._validation import (
-    _first_bad,
+    first_bad,
     check_calibration_data,
     check_confidence,
     check_n_bins,
@@ -26,7 +26,7 @@ from .._validation import (
     is_real,
 )
 from ..exceptions import ValidationError
-from ..metrics._metrics import BINNINGS, _bins
+from ..metrics._metrics import BINNINGS, ranking_bins
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -151,7 +151,7 @@ def _check_unit_interval(values: tuple[float, ...], name: str) -> None:
     arr = np.asarray(values)
     ok = (arr >= 0.0) & (arr <= 1.0)
     if not ok.all():
-        raise ValidationError(f"{name} must be within [0, 1]; {_first_bad(~ok, arr)}")
+        raise ValidationError(f"{name} must be within [0, 1]; {first_bad(~ok, arr)}")
 
 
 def _check_increasing(values: tuple[float, ...], name: str, strict: bool) -> None:
@@ -596,7 +596,7 @@ class HistogramBinning:
         y, c = _prepare(correct, confidence)
         n_bins = check_n_bins(n_bins)
         binning = check_option(binning, "binning", BINNINGS)
-        bins = _bins(Ranking.from_arrays(y, c), n_bins, binning)
+        bins = ranking_bins(Ranking.from_arrays(y, c), n_bins, binning)
         accuracy = bins.correct / bins.weight
         pooled = IsotonicRegression(increasing=True).fit(
             np.arange(accuracy.shape[0], dtype=np.float64), accuracy,

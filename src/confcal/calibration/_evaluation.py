@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._deprecation import renamed_keywords
 from .._validation import (
-    _first_bad,
+    first_bad,
     check_confidence,
     check_consistent_length,
     check_correct,
@@ -71,7 +71,7 @@ def _entity_arrays(entities: Any, group: str
     bad = has & ~((c >= 0.0) & (c <= 1.0))
     if bad.any():
         raise ValidationError("entities['confidence'] must be within [0, 1] or missing (NaN); "
-                              f"{_first_bad(bad, c)}")
+                              f"{first_bad(bad, c)}")
     raw = entities[group].to_numpy()
     check_groups(raw, n, name=f"entities[{group!r}]")  # refuses missing ids, names the first
     codes, labels = pd.factorize(raw, sort=False)

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _first_bad, check_option, check_positive_int, is_real
+from .._validation import first_bad, check_option, check_positive_int, is_real
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring.schema import Field, Items, Schema
 from ._json_scan import Node, find_root, member, to_python
@@ -91,7 +91,7 @@ def _check_logprobs(values: Any, name: str) -> np.ndarray:
     ok = arr <= 0.0  # False for NaN; -inf (probability 0) passes
     if not ok.all():
         raise ValidationError(
-            f"{name} must be log-probabilities (numbers <= 0, not NaN); {_first_bad(~ok, arr)}"
+            f"{name} must be log-probabilities (numbers <= 0, not NaN); {first_bad(~ok, arr)}"
         )
     return arr
 
@@ -207,7 +207,7 @@ def _byte_level_alphabet() -> dict[str, int]:
     return {chr(c): b for b, c in zip(printable, chars)}
 
 
-_BYTE_LEVEL = _byte_level_alphabet()
+BYTE_LEVEL_ALPHABET = _byte_level_alphabet()
 _BYTE_LEVEL_MARKERS = frozenset("ĠĊĉč")  # space, newline, tab, carriage return
 _SP_SPACE = "\u2581"
 _SP_BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -232,7 +232,7 @@ def _resolve_style(tokens: list[str], style: str) -> str:
     if any(_SP_SPACE in t for t in tokens):
         return "sentencepiece"
     if any(not _BYTE_LEVEL_MARKERS.isdisjoint(t) for t in tokens) and all(
-            ch in _BYTE_LEVEL for t in tokens for ch in t):
+            ch in BYTE_LEVEL_ALPHABET for t in tokens for ch in t):
         return "byte-level"
     return "text"
 
@@ -242,7 +242,7 @@ def _token_bytes(token: str, index: int, style: str) -> bytes:
         return token.encode("utf-8", "surrogatepass")
     if style == "byte-level":
         try:
-            return bytes(_BYTE_LEVEL[ch] for ch in token)
+            return bytes(BYTE_LEVEL_ALPHABET[ch] for ch in token)
         except KeyError as exc:
             raise ValidationError(
                 f"tokens[{index}] must use the byte-level alphabet (token_style='byte-level'); "

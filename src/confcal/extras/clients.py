@@ -302,9 +302,9 @@ def _byte_level(data: Sequence[int]) -> str:
     """Bytes spelled in GPT-2's byte-level alphabet (token_style="byte-level")."""
     global _BYTE_CHARS
     if _BYTE_CHARS is None:
-        from ..calibration.confidence import _BYTE_LEVEL
+        from ..calibration.confidence import BYTE_LEVEL_ALPHABET
 
-        _BYTE_CHARS = {b: ch for ch, b in _BYTE_LEVEL.items()}
+        _BYTE_CHARS = {b: ch for ch, b in BYTE_LEVEL_ALPHABET.items()}
     return "".join(_BYTE_CHARS[b] for b in data)
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._counts import share_count
-from ._ranking import Ranking, _dot, scale_weights, squared_error_sum
+from ._ranking import Ranking, dot_no_blas, scale_weights, squared_error_sum
 from .._signature import calibration_signature
 from .._validation import (
     check_budget,
@@ -84,7 +84,7 @@ _DEFAULT_CURVE_BUDGETS = tuple(i / 20 for i in range(1, 21))  # 0.05, 0.1, ..., 
 # ---------------------------------------------------------------------------------------
 # boundary helpers
 # ---------------------------------------------------------------------------------------
-def _undefined(metric: str, reason: str) -> float:
+def undefined_metric(metric: str, reason: str) -> float:
     warnings.warn(f"{metric} is undefined: {reason}; returning NaN",
                   UndefinedMetricWarning, stacklevel=3)
     return math.nan
@@ -122,11 +122,11 @@ def review_count(budget: float, n: int) -> int:
 # ---------------------------------------------------------------------------------------
 # kernels (validated inputs, a Ranking built once)
 # ---------------------------------------------------------------------------------------
-def _auroc(r: Ranking) -> float:
+def ranked_auroc(r: Ranking) -> float:
     n_pos, n_neg = r.n_pos, r.n_neg
     if n_pos == 0 or n_neg == 0:
         label = "correct" if n_neg == 0 else "incorrect"
-        return _undefined("auroc", f"all {r.n} predictions are {label} (one class only)")
+        return undefined_metric("auroc", f"all {r.n} predictions are {label} (one class only)")
     start, split, end = r.mixed_runs
     w = r.weights
     if w is None:
@@ -134,17 +134,17 @@ def _auroc(r: Ranking) -> float:
         # P[j] - j errors below it, tied errors included (they sort first in a run).
         # Subtracting half of (errors x correct) in each mixed run gives ties half credit.
         below2 = 2 * (int(r.pos_positions.sum()) - n_pos * (n_pos - 1) // 2)
-        ties = int(_dot(split - start, end - split)) if start.size else 0
+        ties = int(dot_no_blas(split - start, end - split)) if start.size else 0
         return (below2 - ties) / (2 * n_pos * n_neg)
     if not (r.pos_weight > 0 and r.neg_weight > 0):
         label = "incorrect" if r.pos_weight == 0 else "correct"
-        return _undefined("auroc", f"every prediction with positive weight is {label}")
-    below = float(_dot(w.pos, w.cum_neg[r.neg_before_pos]))
+        return undefined_metric("auroc", f"every prediction with positive weight is {label}")
+    below = float(dot_no_blas(w.pos, w.cum_neg[r.neg_before_pos]))
     if start.size:
         pb_start, pb_split, pb_end = (r.pos_before(start), r.pos_before(split), r.pos_before(end))
         neg_in_run = w.cum_neg[split - pb_split] - w.cum_neg[start - pb_start]
         pos_in_run = w.cum_pos[pb_end] - w.cum_pos[pb_split]
-        below -= 0.5 * float(_dot(neg_in_run, pos_in_run))
+        below -= 0.5 * float(dot_no_blas(neg_in_run, pos_in_run))
     return below / (r.pos_weight * r.neg_weight)
 
 
@@ -189,7 +189,7 @@ def _bin_bounds(r: Ranking, n_bins: int, binning: str) -> tuple[list[int], np.nd
     return bounds, None
 
 
-def _bins(r: Ranking, n_bins: int, binning: str) -> _Bins:
+def ranking_bins(r: Ranking, n_bins: int, binning: str) -> _Bins:
     bounds, edges = _bin_bounds(r, n_bins, binning)
     start = np.asarray(bounds[:-1], dtype=np.int64)
     stop = np.asarray(bounds[1:], dtype=np.int64)
@@ -216,12 +216,12 @@ def _bins(r: Ranking, n_bins: int, binning: str) -> _Bins:
                  upper=np.asarray(upper, dtype=np.float64))
 
 
-def _ece_from_bins(bins: _Bins, total_weight: float) -> float:
+def ece_from_bins(bins: _Bins, total_weight: float) -> float:
     # sum_B |B|/N * |acc(B) - conf(B)| == sum_B |correct_B - confidence_sum_B| / N
     return float(bins.gap.sum() / total_weight)
 
 
-def _mce_from_bins(bins: _Bins) -> float:
+def mce_from_bins(bins: _Bins) -> float:
     return float((bins.gap / bins.weight).max())
 
 
@@ -318,12 +318,12 @@ def _ecarb_caught(r: Ranking, k: Fraction | int, ties: str, y: np.ndarray | None
 
 def _no_errors(r: Ranking) -> float:
     if r.weights is not None and r.n_neg:
-        return _undefined("ecarb", f"the {r.n_neg} errors among the {r.n} predictions carry "
+        return undefined_metric("ecarb", f"the {r.n_neg} errors among the {r.n} predictions carry "
                                    "no weight (E = 0)")
-    return _undefined("ecarb", f"there are no errors among the {r.n} predictions (E = 0)")
+    return undefined_metric("ecarb", f"there are no errors among the {r.n} predictions (E = 0)")
 
 
-def _ecarb_value(r: Ranking, budget: float, ties: str,
+def ecarb_value(r: Ranking, budget: float, ties: str,
                  y: np.ndarray | None = None, c: np.ndarray | None = None,
                  w: np.ndarray | None = None, unit: Fraction | int = 1
                  ) -> tuple[Fraction, Fraction, float, float]:
@@ -402,7 +402,7 @@ def auroc(correct: ArrayLike, confidence: ArrayLike, *,
     0.875
     """
     y, c, w = check_calibration_data(correct, confidence, sample_weight)
-    return _auroc(Ranking.from_arrays(y, c, w))
+    return ranked_auroc(Ranking.from_arrays(y, c, w))
 
 
 def ece(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5, binning: str = "quantile",
@@ -443,7 +443,7 @@ def ece(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5, binning: 
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
     r = Ranking.from_arrays(y, c, w)
-    return _ece_from_bins(_bins(r, n_bins, binning), r.total_weight)
+    return ece_from_bins(ranking_bins(r, n_bins, binning), r.total_weight)
 
 
 def mce(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5, binning: str = "quantile",
@@ -462,7 +462,7 @@ def mce(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5, binning: 
     y, c, w = check_calibration_data(correct, confidence, sample_weight)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
-    return _mce_from_bins(_bins(Ranking.from_arrays(y, c, w), n_bins, binning))
+    return mce_from_bins(ranking_bins(Ranking.from_arrays(y, c, w), n_bins, binning))
 
 
 def brier(correct: ArrayLike, confidence: ArrayLike, *,
@@ -544,7 +544,7 @@ def ecarb(correct: ArrayLike, confidence: ArrayLike, *, budget: float = 0.3,
     if r.neg_weight == 0:
         return _no_errors(r)
     w_rows, unit = _scaled_rows(w)
-    return _ecarb_value(r, budget, ties, y, c, w_rows, unit)[2]
+    return ecarb_value(r, budget, ties, y, c, w_rows, unit)[2]
 
 
 def ecarb_ceiling(correct: ArrayLike, *, budget: float = 0.3,
@@ -571,7 +571,7 @@ def ecarb_ceiling(correct: ArrayLike, *, budget: float = 0.3,
         w = check_sample_weight(sample_weight, n_rows)
         n, e_total = Fraction(float(w.sum())), Fraction(float(w[~y].sum()))
     if e_total == 0:
-        return _undefined("ecarb_ceiling",
+        return undefined_metric("ecarb_ceiling",
                           f"there are no errors among the {n_rows} predictions (E = 0)"
                           if sample_weight is None or y.all() else
                           f"the errors among the {n_rows} predictions carry no weight (E = 0)")
@@ -616,7 +616,7 @@ def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
     else:
         rows = [(b, k, float(caught), value, ceiling)
                 for b in budgets
-                for k, caught, value, ceiling in [_ecarb_value(r, b, ties, y, c, w_rows, unit)]]
+                for k, caught, value, ceiling in [ecarb_value(r, b, ties, y, c, w_rows, unit)]]
     # k is a whole number of predictions unless the total weight is below one
     table = [(b, int(k) if k.denominator == 1 else float(k), *rest) for b, k, *rest in rows]
     import pandas as pd
@@ -624,7 +624,7 @@ def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
     return pd.DataFrame(table, columns=["budget", "k", "errors_caught", "ecarb", "ceiling"])
 
 
-def _bins_frame(bins: _Bins, min_count: int, weighted: bool) -> pd.DataFrame:
+def bins_frame(bins: _Bins, min_count: int, weighted: bool) -> pd.DataFrame:
     import pandas as pd
 
     mean_conf = bins.confidence / bins.weight
@@ -684,8 +684,8 @@ def reliability_bins(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int =
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
     min_count = check_positive_int(min_count, "min_count", 0)
-    bins = _bins(Ranking.from_arrays(y, c, w), n_bins, binning)
-    frame = _bins_frame(bins, min_count, weighted=w is not None)
+    bins = ranking_bins(Ranking.from_arrays(y, c, w), n_bins, binning)
+    frame = bins_frame(bins, min_count, weighted=w is not None)
     if w is not None:
         _unscale_weights(frame, w)
     return frame
@@ -790,7 +790,7 @@ def calibration_report(correct: ArrayLike, confidence: ArrayLike, *,
     binning = check_option(binning, "binning", BINNINGS)
     ties = check_option(ties, "ties", TIES)
     r = Ranking.from_arrays(y, c, w)
-    bins = _bins(r, n_bins, binning)
+    bins = ranking_bins(r, n_bins, binning)
     ecarbs, ceilings = {}, {}
     if r.neg_weight == 0:  # one warning for all budgets, not one per budget
         nan = _no_errors(r)
@@ -799,13 +799,13 @@ def calibration_report(correct: ArrayLike, confidence: ArrayLike, *,
     else:
         w_rows, unit = _scaled_rows(w)
         for b in budgets:
-            _, _, ecarbs[b], ceilings[b] = _ecarb_value(r, b, ties, y, c, w_rows, unit)
-    frame = _bins_frame(bins, 0, weighted=w is not None)
+            _, _, ecarbs[b], ceilings[b] = ecarb_value(r, b, ties, y, c, w_rows, unit)
+    frame = bins_frame(bins, 0, weighted=w is not None)
     if w is not None:
         _unscale_weights(frame, w)
     return CalibrationReport(
-        n=r.n, n_errors=r.n_neg, accuracy=r.pos_weight / r.total_weight, auroc=_auroc(r),
-        ece=_ece_from_bins(bins, r.total_weight), mce=_mce_from_bins(bins),
+        n=r.n, n_errors=r.n_neg, accuracy=r.pos_weight / r.total_weight, auroc=ranked_auroc(r),
+        ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
         brier=_brier(y, c, w), ecarb=MappingProxyType(ecarbs),
         ecarb_ceiling=MappingProxyType(ceilings), bins=frame,
         n_bins=n_bins, binning=binning, ties=ties,

@@ -30,7 +30,7 @@ import numpy as np
 from .._counts import bin_index
 
 
-def _dot(a: np.ndarray, b: np.ndarray):
+def dot_no_blas(a: np.ndarray, b: np.ndarray):
     """Inner product without BLAS.
 
     BLAS ddot runs multi-threaded; on a busy machine its threads spin and one call on 500k
@@ -292,9 +292,9 @@ class Ranking:
         if self.weights is None:
             return float(self.confidence[start:stop].sum())
         a, b = int(self.pos_before(start)), int(self.pos_before(stop))
-        total = float(_dot(self.weights.pos[a:b], self.pos_confidence[a:b]))
+        total = float(dot_no_blas(self.weights.pos[a:b], self.pos_confidence[a:b]))
         a, b = start - a, stop - b
-        return total + float(_dot(self.weights.neg[a:b], self.neg_confidence[a:b]))
+        return total + float(dot_no_blas(self.weights.neg[a:b], self.neg_confidence[a:b]))
 
     @cached_property
     def pos_confidence(self) -> np.ndarray:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._ranking import Ranking, _dot, pack_keys, scale_weights
+from ._ranking import Ranking, dot_no_blas, pack_keys, scale_weights
 from .._validation import (
     check_budget,
     check_calibration_data,
@@ -36,11 +36,11 @@ from .._validation import (
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ._metrics import (
     BINNINGS,
-    _auroc,
-    _bins,
-    _ecarb_value,
-    _ece_from_bins,
-    _mce_from_bins,
+    ranked_auroc,
+    ranking_bins,
+    ecarb_value,
+    ece_from_bins,
+    mce_from_bins,
     weight_unit,
 )
 
@@ -62,21 +62,21 @@ def _metric_functions(budget: float, n_bins: int, binning: str, doc_sums: np.nda
     def ecarb(r: Ranking, counts: np.ndarray) -> float:
         if r.neg_weight == 0:
             return math.nan
-        return _ecarb_value(r, budget, "expected", unit=unit)[2]
+        return ecarb_value(r, budget, "expected", unit=unit)[2]
 
     def brier(r: Ranking, counts: np.ndarray) -> float:
         # order-free, so per-document sums suffice: O(documents), not O(rows). Pairwise
         # sums (as the array Brier): a running sum drifted ~n ulps on constant data.
-        size, sq_error = _dot(counts, doc_sums[0]), (counts * doc_sums[2]).sum()
+        size, sq_error = dot_no_blas(counts, doc_sums[0]), (counts * doc_sums[2]).sum()
         return float(sq_error / size)
 
     def accuracy(r: Ranking, counts: np.ndarray) -> float:
-        return float(_dot(counts, doc_sums[1]) / _dot(counts, doc_sums[0]))
+        return float(dot_no_blas(counts, doc_sums[1]) / dot_no_blas(counts, doc_sums[0]))
 
     return {
-        "auroc": lambda r, counts: _auroc(r),
-        "ece": lambda r, counts: _ece_from_bins(_bins(r, n_bins, binning), r.total_weight),
-        "mce": lambda r, counts: _mce_from_bins(_bins(r, n_bins, binning)),
+        "auroc": lambda r, counts: ranked_auroc(r),
+        "ece": lambda r, counts: ece_from_bins(ranking_bins(r, n_bins, binning), r.total_weight),
+        "mce": lambda r, counts: mce_from_bins(ranking_bins(r, n_bins, binning)),
         "brier": brier,
         "ecarb": ecarb,
         "accuracy": accuracy,

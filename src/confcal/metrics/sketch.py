@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._counts import whole_floor_array
-from ._ranking import Ranking, Weights, _dot, pack_keys, squared_error_sum
+from ._ranking import Ranking, Weights, dot_no_blas, pack_keys, squared_error_sum
 from .._validation import (
     check_budgets,
     check_calibration_data,
@@ -39,13 +39,13 @@ from ._metrics import (
     BINNINGS,
     DEFAULT_BUDGETS,
     CalibrationReport,
-    _auroc,
-    _bins,
-    _bins_frame,
-    _ecarb_value,
-    _ece_from_bins,
-    _mce_from_bins,
-    _undefined,
+    ranked_auroc,
+    ranking_bins,
+    bins_frame,
+    ecarb_value,
+    ece_from_bins,
+    mce_from_bins,
+    undefined_metric,
     review_weight,
 )
 
@@ -355,7 +355,7 @@ class CalibrationSketch:
         """
         pos, neg = self._w(True), self._w(False)
         denom = float(pos.sum()) * float(neg.sum())
-        return float(_dot(pos, neg) / denom) if denom > 0 else math.nan
+        return float(dot_no_blas(pos, neg) / denom) if denom > 0 else math.nan
 
     def _ranking(self) -> tuple[Ranking, np.ndarray]:
         """A weighted Ranking over cells, and the rows per cell (for bin counts)."""
@@ -391,8 +391,8 @@ class CalibrationSketch:
         binning = check_option(binning, "binning", BINNINGS)
         ties = check_option(ties, "ties", SKETCH_TIES)
         r, rows = self._ranking()
-        bins = _bins(r, n_bins, binning)
-        # _bins counts cells; a bin's count is the rows of its cells
+        bins = ranking_bins(r, n_bins, binning)
+        # ranking_bins counts cells; a bin's count is the rows of its cells
         cum_rows = np.r_[0, np.cumsum(rows)]
         bins = replace(bins, count=cum_rows[bins.stop] - cum_rows[bins.start])
         pos, neg = self._w(True), self._w(False)
@@ -404,9 +404,9 @@ class CalibrationSketch:
         ecarbs, ceilings = self._ecarb(r, budgets, ties)
         return CalibrationReport(
             n=self.n, n_errors=self.n_errors, accuracy=float(pos.sum()) / total,
-            auroc=_auroc(r), ece=_ece_from_bins(bins, r.total_weight), mce=_mce_from_bins(bins),
+            auroc=ranked_auroc(r), ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
             brier=brier, ecarb=ecarbs, ecarb_ceiling=ceilings,
-            bins=_bins_frame(bins, 0, weighted=self.weighted),
+            bins=bins_frame(bins, 0, weighted=self.weighted),
             n_bins=n_bins, binning=binning, ties=ties)
 
     def _ecarb(self, r: Ranking, budgets: tuple[float, ...], ties: str
@@ -419,13 +419,13 @@ class CalibrationSketch:
                       if self.n_errors == 0 else
                       f"the {self.n_errors} errors among the {self.n} predictions carry no "
                       "weight (E = 0)")
-            _undefined("ecarb", reason)
+            undefined_metric("ecarb", reason)
             return MappingProxyType(nan), MappingProxyType(dict(nan))  # type: ignore[return-value]
         ecarbs, ceilings = {}, {}
         for b in budgets:
             # the cells hold the weights as given (unscaled): one prediction weighs 1, and
             # ECARB's frequency-weight rule (confcal.ecarb, Notes) applies as to the arrays
-            _, _, ecarbs[b], ceilings[b] = _ecarb_value(r, b, ties)
+            _, _, ecarbs[b], ceilings[b] = ecarb_value(r, b, ties)
         return MappingProxyType(ecarbs), MappingProxyType(ceilings)  # type: ignore[return-value]
 
     def error_bounds(self, *, budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
@@ -490,8 +490,8 @@ class CalibrationSketch:
             k = review_weight(b, n)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UndefinedMetricWarning)
-                _, pes, _, _ = _ecarb_value(r, b, "pessimistic")
-                _, opt, _, _ = _ecarb_value(r, b, "optimistic")
+                _, pes, _, _ = ecarb_value(r, b, "pessimistic")
+                _, opt, _, _ = ecarb_value(r, b, "optimistic")
             rows.append((f"ecarb@{b:g}", float((opt - pes) * n / (k * Fraction(e_total)))))
         return pd.DataFrame(rows, columns=["metric", "bound"])
 

@@ -176,11 +176,11 @@ def _short(key: Sequence[Any]) -> str:
 
 
 def _reliability_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
-    from .plots import _grid, _png, reliability_diagram
+    from .plots import panel_grid, figure_png, reliability_diagram
 
     groups = _groups(frame, by)
     shown = groups[:_MAX_PANELS]
-    fig, axes = _grid(len(shown))
+    fig, axes = panel_grid(len(shown))
     for i, ((key, group), ax) in enumerate(zip(shown, axes)):
         correct, conf = _calibration_rows(group)
         if conf.size == 0:
@@ -194,16 +194,16 @@ def _reliability_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, 
                             title=_short(key), legend=i == 0)
     note = (f"Showing the first {len(shown)} of {len(groups)} groups; metrics.csv has all."
             if len(groups) > len(shown) else "")
-    return _png(fig), note
+    return figure_png(fig), note
 
 
 def _ecarb_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
-    from .plots import _grid, _png, ecarb_curve
+    from .plots import panel_grid, figure_png, ecarb_curve
 
     # one panel per value of the first `by` column, a curve per value of the others
     panel_by, curve_by = (by[:1], by[1:]) if len(by) > 1 else ((), by)
     panels = _groups(frame, panel_by)[:_MAX_PANELS]
-    fig, axes = _grid(len(panels), ncols=2, size=4.2)
+    fig, axes = panel_grid(len(panels), ncols=2, size=4.2)
     dropped = 0
     for (panel_key, panel), ax in zip(panels, axes):
         curves = _groups(panel, curve_by)
@@ -225,13 +225,13 @@ def _ecarb_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
     if dropped:
         notes.append(f"{dropped} curves beyond {_MAX_CURVES} per panel are not drawn; "
                      "metrics.csv has them.")
-    return _png(fig), " ".join(notes)
+    return figure_png(fig), " ".join(notes)
 
 
 def _auroc_figure(runs: pd.DataFrame) -> bytes:
-    from .plots import _png, auroc_vs_woa
+    from .plots import figure_png, auroc_vs_woa
 
-    return _png(auroc_vs_woa(runs))
+    return figure_png(auroc_vs_woa(runs))
 
 
 # ----------------------------------------------------------------------------- report

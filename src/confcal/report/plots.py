@@ -59,7 +59,7 @@ def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     return ax.get_figure(root=True), ax  # type: ignore[return-value]
 
 
-def _grid(n_panels: int, *, ncols: int = 4, size: float = 3.2) -> tuple[Figure, list[Axes]]:
+def panel_grid(n_panels: int, *, ncols: int = 4, size: float = 3.2) -> tuple[Figure, list[Axes]]:
     """A figure with n_panels square axes, ncols per row (for the report)."""
     ncols = max(1, min(ncols, n_panels))
     nrows = math.ceil(n_panels / ncols)
@@ -73,7 +73,7 @@ def _grid(n_panels: int, *, ncols: int = 4, size: float = 3.2) -> tuple[Figure, 
     return fig, axes
 
 
-def _png(fig: Figure, *, dpi: int = 100) -> bytes:
+def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
     """The figure as PNG bytes."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)

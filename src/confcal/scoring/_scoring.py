@@ -43,8 +43,8 @@ from ._kernels import (
     missing_flags,
 )
 from ..exceptions import ValidationError
-from .matching import _assign, item_similarity
-from .predictions import _FAST_SCALARS, _check_scalar, _LeafError, _unwrap
+from .matching import assign_pairs, item_similarity
+from .predictions import FAST_SCALARS, check_scalar, LeafError, unwrap_leaf
 from .schema import Field, Items, Schema
 from ._result import ENTITY_COLUMNS, OUTCOMES, ExtractionResult
 
@@ -146,7 +146,7 @@ def _metadata_columns(
 # ---------------------------------------------------------------------- scoring
 
 
-def _objects(values: list[Any]) -> np.ndarray:
+def object_array(values: list[Any]) -> np.ndarray:
     # fromiter keeps each value as one object; np.array would unpack an empty-list value.
     return np.fromiter(values, dtype=object, count=len(values))
 
@@ -182,7 +182,7 @@ class _Chunks:
         self.raw: list[np.ndarray] = []  # comparator similarity (read for TP/FD only)
 
 
-def _leaf_error(doc_id: Any, field: str, exc: _LeafError) -> ValidationError:
+def _leaf_error(doc_id: Any, field: str, exc: LeafError) -> ValidationError:
     return ValidationError(f"{_doc_label(doc_id)}, field {field}: {exc}", doc_id=doc_id,
                            field=field)
 
@@ -190,12 +190,12 @@ def _leaf_error(doc_id: Any, field: str, exc: _LeafError) -> ValidationError:
 def _check_truth_column(values: list[Any], where: Callable[[int], tuple[Any, str]]) -> None:
     """Every truth value is a scalar or missing; ``where(k)`` is (doc id, field path) of
     value k, for the error."""
-    if _FAST_SCALARS.issuperset(map(type, values)):
+    if FAST_SCALARS.issuperset(map(type, values)):
         return
     for k, value in enumerate(values):
         try:
-            _check_scalar(value, "truth value")
-        except _LeafError as exc:
+            check_scalar(value, "truth value")
+        except LeafError as exc:
             raise _leaf_error(*where(k), exc) from None
 
 
@@ -217,16 +217,16 @@ def _pred_column(leaves: list[Any], where: Callable[[int], tuple[Any, str]]
                 and not math.isnan(total)  # NaN anywhere makes the sum NaN
                 and 0.0 <= min(confidences)
                 and max(confidences) <= 1.0
-                and _FAST_SCALARS.issuperset(map(type, values))
+                and FAST_SCALARS.issuperset(map(type, values))
             ):
                 return values, confidences
     try:
-        parsed = [_unwrap(leaf) for leaf in leaves]
-    except _LeafError:
+        parsed = [unwrap_leaf(leaf) for leaf in leaves]
+    except LeafError:
         for k, leaf in enumerate(leaves):  # find the first bad leaf for the message
             try:
-                _unwrap(leaf)
-            except _LeafError as exc:
+                unwrap_leaf(leaf)
+            except LeafError as exc:
                 raise _leaf_error(*where(k), exc) from None
         raise  # pragma: no cover - the loop above always finds it
     return [v for v, _ in parsed], [c for _, c in parsed]
@@ -460,7 +460,7 @@ class _ItemsField:
         block_start = np.cumsum(m * n) - m * n
         rows, cols, lone_truth, lone_pred = [], [], [], []
         for start, mb, nb in zip(block_start.tolist(), m.tolist(), n.tolist()):
-            r, c, lt, lp = _assign(item_sim[start:start + mb * nb].reshape(mb, nb), threshold)
+            r, c, lt, lp = assign_pairs(item_sim[start:start + mb * nb].reshape(mb, nb), threshold)
             rows.append(r)
             cols.append(c)
             lone_truth.append(lt)
@@ -521,7 +521,7 @@ def _chunks(sizes: list[int], budget: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _nullable_index(values: np.ndarray) -> pd.arrays.IntegerArray:
+def nullable_index(values: np.ndarray) -> pd.arrays.IntegerArray:
     return pd.arrays.IntegerArray(np.where(values < 0, 0, values), values < 0)
 
 
@@ -744,7 +744,7 @@ def _leaf_settings(schema: Schema) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=64)
-def _field_dtype(names: tuple[str, ...]) -> pd.CategoricalDtype:
+def field_dtype(names: tuple[str, ...]) -> pd.CategoricalDtype:
     # Building a CategoricalDtype validates its categories, which costs more than the rest
     # of a small scoring call; schemas are few, so the dtype is made once per schema.
     return pd.CategoricalDtype(list(names))
@@ -777,13 +777,13 @@ def _assemble(
     confidence = np.array(pool.confidence, dtype=np.float64)[pred_ref]
     columns: dict[str, Any] = {
         # Plain object array: pandas infers "str" when every id is a string, else object.
-        "doc_id": _objects(doc_ids)[doc],
-        "field": pd.Categorical.from_codes(field, dtype=_field_dtype(names)),
-        "truth_index": _nullable_index(cat(out.truth_index, np.int64)[sort]),
-        "pred_index": _nullable_index(cat(out.pred_index, np.int64)[sort]),
+        "doc_id": object_array(doc_ids)[doc],
+        "field": pd.Categorical.from_codes(field, dtype=field_dtype(names)),
+        "truth_index": nullable_index(cat(out.truth_index, np.int64)[sort]),
+        "pred_index": nullable_index(cat(out.pred_index, np.int64)[sort]),
         # Explicit object dtype: inferring "str" would turn a None value into NaN.
-        "truth": pd.Series(_objects(pool.truth)[truth_ref], dtype=object),
-        "prediction": pd.Series(_objects(pool.prediction)[pred_ref], dtype=object),
+        "truth": pd.Series(object_array(pool.truth)[truth_ref], dtype=object),
+        "prediction": pd.Series(object_array(pool.prediction)[pred_ref], dtype=object),
         "similarity": similarity,
         "threshold": threshold,
         "correct": (outcome == _TP) | (outcome == _TN),

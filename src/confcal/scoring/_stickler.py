@@ -63,7 +63,7 @@ from rapidfuzz.distance import Levenshtein
 
 from .comparators import Date, Number, Text
 from ..exceptions import ValidationError
-from .predictions import _check_scalar, _LeafError, _unwrap
+from .predictions import check_scalar, LeafError, unwrap_leaf
 from .schema import Field, Items, Schema
 
 CONVENTIONS: tuple[str, ...] = ("confcal", "stickler-1.0")
@@ -604,8 +604,8 @@ def _where(doc_id: Any, path: str) -> str:
 
 def _truth_value(value: Any, doc_id: Any, path: str) -> Any:
     try:
-        _check_scalar(value, "truth value")
-    except _LeafError as exc:
+        check_scalar(value, "truth value")
+    except LeafError as exc:
         raise ValidationError(f"{_where(doc_id, path)}: {exc}", doc_id=doc_id,
                               field=path) from None
     return value
@@ -613,8 +613,8 @@ def _truth_value(value: Any, doc_id: Any, path: str) -> Any:
 
 def _pred_value(leaf: Any, doc_id: Any, path: str) -> tuple[Any, float]:
     try:
-        return _unwrap(leaf)
-    except _LeafError as exc:
+        return unwrap_leaf(leaf)
+    except LeafError as exc:
         raise ValidationError(f"{_where(doc_id, path)}: {exc}", doc_id=doc_id,
                               field=path) from None
 
@@ -701,7 +701,7 @@ def score(
 ) -> Any:
     """The ExtractionResult of already validated inputs under stickler-1.0 conventions."""
     from ._result import OUTCOMES, ExtractionResult
-    from ._scoring import _field_dtype, _nullable_index, _objects
+    from ._scoring import field_dtype, nullable_index, object_array
 
     names = schema.entity_fields
     code = {name: i for i, name in enumerate(names)}
@@ -753,13 +753,13 @@ def score(
     outcome = np.array(table.outcome, dtype=np.int8)
     confidence = np.array(table.confidence, dtype=np.float64)
     columns: dict[str, Any] = {
-        "doc_id": _objects(doc_ids)[doc],
+        "doc_id": object_array(doc_ids)[doc],
         "field": pd.Categorical.from_codes(np.array(table.field, dtype=np.int64),
-                                           dtype=_field_dtype(names)),
-        "truth_index": _nullable_index(np.array(table.truth_index, dtype=np.int64)),
-        "pred_index": _nullable_index(np.array(table.pred_index, dtype=np.int64)),
-        "truth": pd.Series(_objects(table.truth), dtype=object),
-        "prediction": pd.Series(_objects(table.prediction), dtype=object),
+                                           dtype=field_dtype(names)),
+        "truth_index": nullable_index(np.array(table.truth_index, dtype=np.int64)),
+        "pred_index": nullable_index(np.array(table.pred_index, dtype=np.int64)),
+        "truth": pd.Series(object_array(table.truth), dtype=object),
+        "prediction": pd.Series(object_array(table.prediction), dtype=object),
         "similarity": np.array(table.similarity, dtype=np.float64),
         "threshold": np.array(table.threshold, dtype=np.float64),
         "correct": np.array(table.correct, dtype=bool),

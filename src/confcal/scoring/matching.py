@@ -20,7 +20,7 @@ from scipy.optimize import linear_sum_assignment
 
 from ._kernels import missing_mask, pairwise_similarity
 from ..exceptions import ValidationError
-from .predictions import _check_scalar, _LeafError, _unwrap
+from .predictions import check_scalar, LeafError, unwrap_leaf
 from .schema import Field, Items
 
 __all__ = ["match_items"]
@@ -69,7 +69,7 @@ def _item_similarity(
     return mats, item_similarity(mats, evidence, weights)
 
 
-def _assign(
+def assign_pairs(
     sim: np.ndarray, match_threshold: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pairs (truth rows, pred cols) and the unpaired truth and predicted indices.
@@ -107,11 +107,11 @@ def _columns(
         for col, name in zip(cols, names):
             try:
                 if predicted:
-                    value = _unwrap(item.get(name))[0]
+                    value = unwrap_leaf(item.get(name))[0]
                 else:
                     value = item.get(name)
-                    _check_scalar(value, "truth value")
-            except _LeafError as exc:
+                    check_scalar(value, "truth value")
+            except LeafError as exc:
                 raise ValidationError(f"{label}[{i}].{name}: {exc}") from None
             col.append(value)
     return cols
@@ -196,7 +196,7 @@ def match_items(
     truth_cols = _columns(truth_items, names, predicted=False, label="truth_items")
     pred_cols = _columns(pred_items, names, predicted=True, label="pred_items")
     _, sim = _item_similarity(truth_cols, pred_cols, specs, names)
-    rows, cols, unpaired_truth, unpaired_pred = _assign(sim, match_threshold)
+    rows, cols, unpaired_truth, unpaired_pred = assign_pairs(sim, match_threshold)
     out: list[tuple[int | None, int | None, float]] = [
         (int(i), int(j), float(sim[i, j])) for i, j in zip(rows, cols)
     ]

@@ -30,7 +30,7 @@ __all__ = ["Prediction", "parse_prediction"]
 
 _NAN = math.nan
 # Types accepted without further checks; the scorer meets them millions of times.
-_FAST_SCALARS = frozenset({str, int, float, bool, type(None)})
+FAST_SCALARS = frozenset({str, int, float, bool, type(None)})
 _SCALARS = (str, int, float, Decimal, date, np.generic)
 _VALUE_KEYS = frozenset({"value", "confidence"})
 _CANDIDATE_KEYS = frozenset({"value", "probability"})
@@ -45,7 +45,7 @@ class Prediction(NamedTuple):
     """The model's confidence in it, or ``None`` when the leaf carries none."""
 
 
-class _LeafError(Exception):
+class LeafError(Exception):
     """A malformed leaf; the caller adds where it was (doc id and field path).
 
     ``part`` is the path of the offending part inside the leaf (``confidence``,
@@ -63,14 +63,14 @@ def _describe(value: Any) -> str:
     return repr(value)
 
 
-def _check_scalar(value: Any, what: str, part: str | None = None) -> None:
-    if type(value) in _FAST_SCALARS:
+def check_scalar(value: Any, what: str, part: str | None = None) -> None:
+    if type(value) in FAST_SCALARS:
         return
     if isinstance(value, _SCALARS) and not isinstance(value, np.ndarray):
         return
     if is_missing(value):
         return
-    raise _LeafError(
+    raise LeafError(
         f"{what} must be a string, number, bool, date or missing; found {_describe(value)}",
         part,
     )
@@ -81,78 +81,78 @@ def _check_probability(value: Any, what: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(
         value, (int, float, np.integer, np.floating)
     ):
-        raise _LeafError(f"{what} must be a number within [0, 1]; found {_describe(value)}", what)
+        raise LeafError(f"{what} must be a number within [0, 1]; found {_describe(value)}", what)
     p = float(value)
     if not 0.0 <= p <= 1.0:  # False for NaN as well
-        raise _LeafError(f"{what} must be a number within [0, 1]; found {value!r}", what)
+        raise LeafError(f"{what} must be a number within [0, 1]; found {value!r}", what)
     return p
 
 
 def _best_candidate(candidates: Any) -> tuple[Any, float]:
     if not isinstance(candidates, (list, tuple)):
-        raise _LeafError(f"candidates must be a list of {{value, probability}}; found {_describe(candidates)}",
+        raise LeafError(f"candidates must be a list of {{value, probability}}; found {_describe(candidates)}",
                          "candidates")
     if len(candidates) == 0:
-        raise _LeafError("candidates must not be empty; found 0 candidates", "candidates")
+        raise LeafError("candidates must not be empty; found 0 candidates", "candidates")
     best_value: Any = None
     best_p = -1.0
     for i, cand in enumerate(candidates):
         if not isinstance(cand, Mapping):
-            raise _LeafError(
+            raise LeafError(
                 f"candidates[{i}] must be a mapping with keys 'value' and 'probability'; "
                 f"found {_describe(cand)}", f"candidates[{i}]"
             )
         if cand.keys() != _CANDIDATE_KEYS:
-            raise _LeafError(
+            raise LeafError(
                 f"candidates[{i}] must have exactly the keys 'probability', 'value'; "
                 f"found {sorted(map(str, cand))}", f"candidates[{i}]"
             )
         value = cand["value"]
-        _check_scalar(value, f"candidates[{i}].value", f"candidates[{i}].value")
+        check_scalar(value, f"candidates[{i}].value", f"candidates[{i}].value")
         p = _check_probability(cand["probability"], f"candidates[{i}].probability")
         if p > best_p:  # strict: among equal probabilities the first listed wins
             best_value, best_p = value, p
     return best_value, best_p
 
 
-def _unwrap(leaf: Any) -> tuple[Any, float]:
+def unwrap_leaf(leaf: Any) -> tuple[Any, float]:
     """(value, confidence) of a predicted leaf; confidence NaN when absent.
 
-    Raises _LeafError with the rule and what was found; the caller prefixes the location.
+    Raises LeafError with the rule and what was found; the caller prefixes the location.
     """
     kind = type(leaf)
-    if kind in _FAST_SCALARS:
+    if kind in FAST_SCALARS:
         return leaf, _NAN
     if kind is dict and len(leaf) == 2 and "value" in leaf and "confidence" in leaf:
         # The common {"value", "confidence"} leaf, decided without the generic checks.
         value, confidence = leaf["value"], leaf["confidence"]
-        if type(value) in _FAST_SCALARS and type(confidence) is float and 0.0 <= confidence <= 1.0:
+        if type(value) in FAST_SCALARS and type(confidence) is float and 0.0 <= confidence <= 1.0:
             return value, confidence
     if isinstance(leaf, Mapping):
         if "candidates" in leaf:
             if len(leaf) != 1:
-                raise _LeafError(
+                raise LeafError(
                     "a candidates leaf must have only the key 'candidates'; found keys "
                     f"{sorted(map(str, leaf))}"
                 )
             return _best_candidate(leaf["candidates"])
         if "value" in leaf:
             if not leaf.keys() <= _VALUE_KEYS:
-                raise _LeafError(
+                raise LeafError(
                     "a value leaf must have the key 'value' and optionally 'confidence'; found "
                     f"keys {sorted(map(str, leaf))}"
                 )
             value = leaf["value"]
-            _check_scalar(value, "value", "value")
+            check_scalar(value, "value", "value")
             confidence = leaf.get("confidence")
             if confidence is None:
                 return value, _NAN
             return value, _check_probability(confidence, "confidence")
-        raise _LeafError(
+        raise LeafError(
             "a predicted leaf given as a mapping must have the key 'value' or 'candidates'; "
             f"found keys {sorted(map(str, leaf))}"
         )
-    _check_scalar(leaf, "a predicted value")
+    check_scalar(leaf, "a predicted value")
     return leaf, _NAN
 
 
@@ -193,7 +193,7 @@ def parse_prediction(leaf: Any) -> Prediction:
     confcal.exceptions.ValidationError: prediction: confidence must be a number within [0, 1]; found 1.5
     """
     try:
-        value, confidence = _unwrap(leaf)
-    except _LeafError as exc:
+        value, confidence = unwrap_leaf(leaf)
+    except LeafError as exc:
         raise ValidationError(f"prediction: {exc}", field=exc.part) from None
     return Prediction(value, None if math.isnan(confidence) else confidence)
