@@ -36,10 +36,12 @@ from pathlib import Path
 from typing import Any
 
 STICKLER_VERSION = "1.0.0"
-AGENCIES = ["Buying Time LLC", "Canal Partners Media", "GMMB", "Screen Strategies", "Waterfront Strategies"]
+AGENCIES = ["Buying Time LLC", "Canal Partners Media", "GMMB", "Screen Strategies",
+            "Waterfront Strategies"]
 ADVERTISERS = ["Friends of Jane Doe", "Citizens for Progress", "Smith for Senate", "Vote Yes on 3"]
-PROGRAMS = ["Early Today", "News 4 at 5", "Today Show", "Evening News", "Jeopardy", "Wheel of Fortune",
-            "Late Night", "Sunday Morning", "Meet the Press", "NFL Football", "Local News at 11",
+PROGRAMS = ["Early Today", "News 4 at 5", "Today Show", "Evening News", "Jeopardy",
+            "Wheel of Fortune", "Late Night", "Sunday Morning", "Meet the Press", "NFL Football",
+            "Local News at 11",
             "Good Morning America", "Nightly News", "Judge Judy", "Dr. Phil", "Ellen"]
 DAYS = ["M-F", "MTWTF--", "Sa", "Su", "M-Su", "-T-T---", "Sa-Su"]
 TERMS = ["Net 30", "Net 45", "Due on receipt", "Cash in advance"]
@@ -100,7 +102,8 @@ def _perturb(rng: random.Random, field: str, value: str) -> str:
     if field in ("Rate", "GrossTotal", "AgencyCommission", "NetAmountDue") and rng.random() < 0.2:
         number = float(value[1:].replace(",", "")) * (1 + rng.gauss(0, 0.01))
         return rng.choice([f"{number:.2f}", _money(number), f"{number:,.0f}"])
-    if field in ("Agency", "Advertiser", "Description", "PaymentTerms", "Days") and rng.random() < 0.15:
+    if (field in ("Agency", "Advertiser", "Description", "PaymentTerms", "Days")
+            and rng.random() < 0.15):
         return _typo(rng, value)
     return value
 
@@ -160,7 +163,7 @@ def stickler_worker(path: str, repeat: int) -> None:
 
     data = json.loads(Path(path).read_text())
     times = []
-    for truth, pred in zip(data["truths"], data["predictions"]):
+    for truth, pred in zip(data["truths"], data["predictions"], strict=True):
         gt, pr = Invoice(**truth), Invoice(**pred)
         best = float("inf")
         for _ in range(repeat):
@@ -180,7 +183,8 @@ def ensure_venv(venv: Path) -> Path:
             return python
     print(f"creating {venv} with stickler-eval=={STICKLER_VERSION} ...", file=sys.stderr)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", f"stickler-eval=={STICKLER_VERSION}"],
+    subprocess.run([str(python), "-m", "pip", "install", "-q",
+                    f"stickler-eval=={STICKLER_VERSION}"],
                    check=True)
     return python
 
@@ -203,9 +207,8 @@ def run_stickler(python: Path, truths: list[Any], preds: list[Any], repeat: int)
 
 def time_confcal(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> float:
     """Best-of-``repeat`` seconds for one score_documents call (caches cleared each time)."""
-    from confcal.scoring import comparators
+    from confcal.scoring import comparators, score_documents
     from confcal.scoring.presets import FCC_INVOICE
-    from confcal.scoring import score_documents
 
     best = float("inf")
     for _ in range(repeat):
@@ -220,7 +223,8 @@ def time_confcal(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=2000, help="documents scored by confcal")
-    parser.add_argument("--stickler-docs", type=int, default=10, help="documents scored by stickler")
+    parser.add_argument("--stickler-docs", type=int, default=10,
+                        help="documents scored by stickler")
     parser.add_argument("--stickler-repeat", type=int, default=2,
                         help="runs per stickler document (fastest kept)")
     parser.add_argument("--items", type=int, default=20, help="line items per invoice")

@@ -38,10 +38,10 @@ import pandas as pd
 from PIL import Image
 
 import confcal
-from confcal.report.degradation import catastrophic_failures, degradation_tiers
 from confcal.extras.augment import degrade_corpus
 from confcal.extras.clients import OpenAICompatibleClient
 from confcal.extras.extraction import MODALITIES, STRATEGIES, run_extraction
+from confcal.report.degradation import catastrophic_failures, degradation_tiers
 from confcal.scoring.presets import FCC_INVOICE
 
 PIPELINES = ["stains", "skew_jpeg", "shadow_lighting", "fax_letterpress"]
@@ -360,8 +360,9 @@ def main() -> None:
 
     figure = Figure(figsize=(13, 8), layout="constrained")
     axes = figure.subplots(2, 3).ravel()
+    # six panels; a combination with no entities (all its runs failed) leaves its panel blank
     for ax, ((strategy, modality), group) in zip(
-            axes, entities.groupby(["strategy", "modality"], sort=False)):
+            axes, entities.groupby(["strategy", "modality"], sort=False), strict=False):
         has = group["confidence"].notna()
         reliability_diagram(group.loc[has, "correct"], group.loc[has, "confidence"],
                             n_bins=5, min_count=5, ax=ax,

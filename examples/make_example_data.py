@@ -43,7 +43,7 @@ def main() -> None:
                 conf = 0.9 + 0.09 * p_right ** 0.3
             else:
                 conf = np.select([p_right < 0.75, p_right < 0.93], [0.9, 0.95], 0.99)
-            for f, y, c in zip(fields, correct, conf):
+            for f, y, c in zip(fields, correct, conf, strict=True):
                 rows.append((f"inv-{d:03d}", f, model, int(y), f"{c:.4f}"))
     out = Path(__file__).with_name("data") / "predictions.csv"
     out.parent.mkdir(exist_ok=True)

@@ -7,8 +7,10 @@ FCC_INVOICE schema. Without arguments the script first writes three such files f
 bundled synthetic demo corpus (the truth and two extractors on degraded scans), so it runs
 as is. The same job on the command line::
 
-    confcal score --schema fcc-invoice --truth truth.jsonl --pred a.jsonl --meta model=a -o a.parquet
-    confcal score --schema fcc-invoice --truth truth.jsonl --pred b.jsonl --meta model=b -o b.parquet
+    confcal score --schema fcc-invoice --truth truth.jsonl --pred a.jsonl --meta model=a \\
+        -o a.parquet
+    confcal score --schema fcc-invoice --truth truth.jsonl --pred b.jsonl --meta model=b \\
+        -o b.parquet
     confcal report a.parquet b.parquet --by model -o report/
 """
 
@@ -22,10 +24,10 @@ from pathlib import Path
 import pandas as pd
 
 from confcal.datasets import load_demo
-from confcal.scoring.io import read_documents
 from confcal.report import write_report
-from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents
+from confcal.scoring.io import read_documents
+from confcal.scoring.presets import FCC_INVOICE
 
 
 def demo_files(folder: Path) -> tuple[Path, Path, Path]:

@@ -2,7 +2,8 @@
 
 Imported only by code that runs in stickler's own virtual environment: the test worker
 (tests/_stickler_worker.py) and the speed benchmark (benchmarks/bench_scoring.py). They are
-the stickler counterpart of ``confcal.scoring.presets.FCC_INVOICE`` as the ConfBench paper scored it:
+the stickler counterpart of ``confcal.scoring.presets.FCC_INVOICE`` as the ConfBench paper scored
+it:
 Levenshtein text at threshold 0.5, amounts with a 1% relative tolerance, dates month-first,
 line items paired at stickler's default match threshold 0.7.
 """
@@ -25,7 +26,8 @@ def fcc_models() -> tuple[Any, Any]:
                                threshold=1.0, default=None)
 
     def day() -> Any:
-        return ComparableField(comparator=DateComparator(dayfirst=False), threshold=1.0, default=None)
+        return ComparableField(comparator=DateComparator(dayfirst=False), threshold=1.0,
+                               default=None)
 
     class LineItem(StructuredModel):  # type: ignore[misc]
         StartDate: str | None = day()

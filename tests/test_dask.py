@@ -13,18 +13,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-dask = pytest.importorskip("dask")
-db = pytest.importorskip("dask.bag")
-dd = pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
-
 import confcal
 from confcal import dask as cdask
 from confcal.datasets import load_demo
 from confcal.exceptions import ValidationError
 from confcal.report import compare_runs
-from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents
+from confcal.scoring.presets import FCC_INVOICE
+
+dask = pytest.importorskip("dask")
+db = pytest.importorskip("dask.bag")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
 
 BUDGETS = (0.1, 0.3)
 

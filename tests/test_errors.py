@@ -13,11 +13,10 @@ import pytest
 
 from confcal.cli import _main as cli
 from confcal.exceptions import ValidationError
-from confcal.scoring import score_documents, score_documents_iter
-from confcal.scoring import _scoring, _stream
-from confcal.scoring.comparators import Number, Text
+from confcal.scoring import _scoring, _stream, score_documents, score_documents_iter
 from confcal.scoring._documents import paired_documents
-from confcal.scoring.io import read_documents, read_entities, iter_entities
+from confcal.scoring.comparators import Number, Text
+from confcal.scoring.io import iter_entities, read_documents, read_entities
 from confcal.scoring.predictions import parse_prediction
 from confcal.scoring.schema import Field, Items, Schema
 

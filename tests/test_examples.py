@@ -55,8 +55,10 @@ def test_user_docs_link_to_files_that_exist(page):
 
 @pytest.mark.parametrize("module", [
     "confcal.metrics", "confcal.metrics.bootstrap", "confcal.scoring", "confcal.scoring.schema",
-    "confcal.scoring.comparators", "confcal.scoring.matching", "confcal.scoring.presets", "confcal.calibration.confidence",
-    "confcal.calibration.calibrators", "confcal.calibration.routing", "confcal.testing", "confcal.exceptions",
+    "confcal.scoring.comparators", "confcal.scoring.matching", "confcal.scoring.presets",
+                                    "confcal.calibration.confidence",
+    "confcal.calibration.calibrators", "confcal.calibration.routing", "confcal.testing",
+                                    "confcal.exceptions",
     "confcal.metrics.sketch", "confcal.qa.docqa", "confcal.report.degradation", "confcal.report",
     "confcal.report.plots", "confcal.datasets", "confcal.scoring.io", "confcal.dask", "confcal.cli",
     "confcal.extras.augment", "confcal.extras.models"])

@@ -33,7 +33,6 @@ from _registry import (
     single_class,
     weighted_any,
 )
-from confcal.metrics.bootstrap import bootstrap_ci
 from confcal.exceptions import UndefinedMetricWarning
 from confcal.metrics import (
     auroc,
@@ -47,6 +46,7 @@ from confcal.metrics import (
     reliability_bins,
     review_count,
 )
+from confcal.metrics.bootstrap import bootstrap_ci
 from confcal.testing import (
     calibration_data,
     grouped_calibration_data,
@@ -171,7 +171,7 @@ def _check_reliability_bins(correct, confidence, n_bins, binning, sample_weight=
     want = reference_bins(correct, confidence, n_bins=n_bins, binning=binning,
                           sample_weight=sample_weight)
     assert len(frame) == len(want), (frame, want)
-    for (_, row), ref in zip(frame.iterrows(), want):
+    for (_, row), ref in zip(frame.iterrows(), want, strict=True):
         if binning == "uniform":
             assert row["bin"] == ref["bin"]
             assert row["lower"] == ref["bin"] / n_bins
@@ -339,7 +339,7 @@ def test_ecarb_curve_rows_match_the_scalar_functions(data, budgets, ties):
     frame = ecarb_curve(correct, confidence, budgets=budgets, ties=ties)
     assert list(frame.columns) == ["budget", "k", "errors_caught", "ecarb", "ceiling"]
     assert frame["budget"].tolist() == budgets
-    for row, b in zip(frame.itertuples(index=False), budgets):
+    for row, b in zip(frame.itertuples(index=False), budgets, strict=True):
         assert row.k == reference_review_count(b, n), (n, b, row.k)
         assert close(row.ecarb, ecarb(correct, confidence, budget=b, ties=ties))
         assert close(row.ceiling, ecarb_ceiling(correct, budget=b))
@@ -461,7 +461,7 @@ def test_bootstrap_is_reproducible_and_estimates_the_metrics(data, seed):
     again = _quiet_bootstrap(correct, confidence, **kwargs)
     pd.testing.assert_frame_equal(first, again)
     assert first["metric"].tolist() == list(BOOT_METRICS)
-    estimates = dict(zip(first["metric"], first["estimate"]))
+    estimates = dict(zip(first["metric"], first["estimate"], strict=True))
     assert close(estimates["auroc"], auroc(correct, confidence))
     assert close(estimates["ece"], ece(correct, confidence))
     assert close(estimates["brier"], brier(correct, confidence))
@@ -598,7 +598,7 @@ def _assert_same_bins(got: pd.DataFrame, want: pd.DataFrame, weight_scale: float
     for key in AGGREGATE_KEYS:
         if key in want.columns:
             s = weight_scale if key == "weight" else 1.0
-            for g, w in zip(got[key], want[key]):
+            for g, w in zip(got[key], want[key], strict=True):
                 assert _rel_close(g, w * s, s), (key, got, want)
 
 
@@ -664,7 +664,7 @@ def test_integer_weighted_bins_are_repeated_rows_bin_for_bin(data, n_bins):
     assert got["bin"].tolist() == want["bin"].tolist()
     assert got["weight"].tolist() == want["count"].astype(float).tolist()
     for key in ("mean_confidence", "accuracy", "gap"):
-        assert all(_rel_close(g, w) for g, w in zip(got[key], want[key])), key
+        assert all(_rel_close(g, w) for g, w in zip(got[key], want[key], strict=True)), key
 
 
 @PROPERTY

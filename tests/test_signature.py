@@ -11,11 +11,11 @@ from confcal._signature import (
     combine_signatures,
     table_signature,
 )
+from confcal.scoring._scoring import extraction_signature, score_documents
 from confcal.scoring.comparators import Date, Number, Text
 from confcal.scoring.io import read_entities, write_entities
-from confcal.scoring.schema import Field, Items, Schema
 from confcal.scoring.presets import FCC_INVOICE, fcc_invoice
-from confcal.scoring._scoring import extraction_signature, score_documents
+from confcal.scoring.schema import Field, Items, Schema
 
 TRUTH = {"a": {"Agency": "ACME", "LineItems": [{"Description": "News", "Rate": 10}]}}
 PRED = {"a": {"Agency": {"value": "ACME", "confidence": 0.9}}}

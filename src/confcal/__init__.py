@@ -20,7 +20,7 @@ import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from . import _compat
-from ._version import __version__
+from ._version import __version__ as __version__
 
 # Lazy submodules (Scientific Python SPEC 1): ``import confcal`` costs numpy and no more;
 # each name below is imported on first use, from the module that defines it.

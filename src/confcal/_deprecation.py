@@ -21,7 +21,8 @@ Examples
 ...     interval(level=0.9)
 0.9
 >>> print(caught[0].message)
-interval(level=...) is deprecated; use interval(confidence_level=...) instead (the old form goes in the next release)
+interval(level=...) is deprecated; use interval(confidence_level=...) instead (the old form goes in
+the next release)
 >>> interval.__renamed_keywords__
 {'level': 'confidence_level'}
 """

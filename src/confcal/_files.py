@@ -243,7 +243,8 @@ def read_json_object(text: str | bytes | bytearray, *, where: str,
     >>> read_json_object("[1, 2]", where="r.jsonl, line 4:", what="a JSON object (one record)")
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: r.jsonl, line 4: must be a JSON object (one record); found a JSON list
+    confcal.exceptions.ValidationError: r.jsonl, line 4: must be a JSON object (one record); found a
+    JSON list
     >>> try:
     ...     read_json_object('{"a": 1,\\n "b"}', where="schema.json:", source="schema.json")
     ... except ValidationError as exc:

@@ -8,8 +8,8 @@ was found (how many values break it and the first offending index and value).
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from collections.abc import Collection, Sequence
+from decimal import Decimal
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -176,7 +176,8 @@ def check_correct(correct: Any, name: str = "correct") -> np.ndarray:
     >>> check_correct([1, 2])
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: correct must be bool or 0/1; found 1 value breaking it, first at index 1 (2)
+    confcal.exceptions.ValidationError: correct must be bool or 0/1; found 1 value breaking it,
+    first at index 1 (2)
     """
     arr = _as_1d(correct, name)
     if arr.dtype == bool:
@@ -209,7 +210,8 @@ def check_confidence(confidence: Any, name: str = "confidence") -> np.ndarray:
     >>> check_confidence([0.2, 1.5, float("nan")])
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: confidence must be finite and within [0, 1]; found 2 values breaking it, first at index 1 (1.5)
+    confcal.exceptions.ValidationError: confidence must be finite and within [0, 1]; found 2 values
+    breaking it, first at index 1 (1.5)
     """
     arr = _as_1d(confidence, name)
     if arr.dtype == bool:
@@ -348,7 +350,8 @@ def check_n_bins(n_bins: Any, name: str = "n_bins") -> int:
     return check_positive_int(n_bins, name, 1)
 
 
-def check_probability(value: Any, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
+def check_probability(value: Any, name: str, *, open_low: bool = True,
+                      open_high: bool = True) -> float:
     """A real number strictly inside (0, 1) by default (confidence levels)."""
     ok = is_real(value)
     if ok:

@@ -33,12 +33,12 @@ from ._deprecation import warn_deprecated
 from ._files import read_json_object
 from ._validation import is_missing
 from .exceptions import ValidationError
-from .scoring._tables import as_written
 from .metrics._metrics import DEFAULT_BUDGETS, CalibrationReport
-from .report._runs import RunSummary, check_by, merge_summaries, runs_table, summarize_runs
-from .scoring.schema import Schema
-from .scoring._scoring import score_documents
 from .metrics.sketch import CalibrationSketch
+from .report._runs import RunSummary, check_by, merge_summaries, runs_table, summarize_runs
+from .scoring._scoring import score_documents
+from .scoring._tables import as_written
+from .scoring.schema import Schema
 
 __all__ = ["calibration_report", "calibration_reports", "compare_runs", "score"]
 
@@ -123,8 +123,8 @@ def _empty_entities(schema: Schema) -> pd.DataFrame:
 def _score_partition(part: pd.DataFrame, schema: Schema, strict: bool) -> pd.DataFrame:
     if len(part) == 0:
         return _empty_entities(schema)
-    truths = [(d, json.loads(t)) for d, t in zip(part["doc_id"], part["truth"])]
-    preds = [(d, json.loads(p)) for d, p in zip(part["doc_id"], part["prediction"])
+    truths = [(d, json.loads(t)) for d, t in zip(part["doc_id"], part["truth"], strict=True)]
+    preds = [(d, json.loads(p)) for d, p in zip(part["doc_id"], part["prediction"], strict=True)
              if isinstance(p, str)]  # NaN: no prediction for this truth document
     result = score_documents(schema, truths, preds, strict=strict)
     return as_written(result.entities).reset_index(drop=True)
@@ -364,7 +364,8 @@ def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
     Examples
     --------
     >>> import dask.dataframe as dd, confcal
-    >>> frame = pd.DataFrame({"correct": [True, False, True, True], "confidence": [0.9, 0.8, 0.7, 0.95]})
+    >>> frame = pd.DataFrame({"correct": [True, False, True, True], "confidence": [0.9, 0.8, 0.7,
+    ...                                                                            0.95]})
     >>> rep = calibration_report(dd.from_pandas(frame, npartitions=2), budgets=(0.5,))
     >>> rep.auroc == confcal.calibration_report(frame["correct"], frame["confidence"]).auroc
     True

@@ -1,4 +1,5 @@
-"""confcal.calibration.calibrators: fitted maps, their monotonicity, JSON, transfer and cross-validation."""
+"""confcal.calibration.calibrators: fitted maps, their monotonicity, JSON, transfer and
+cross-validation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""confcal.calibration.confidence: log-probability aggregation, value-token alignment, top-K parsing."""
+"""confcal.calibration.confidence: log-probability aggregation, value-token alignment, top-K
+parsing."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from confcal.scoring.comparators import Number, Text
 from confcal.calibration.confidence import (
     ProbabilitySumWarning,
     aggregate_logprobs,
@@ -21,8 +21,9 @@ from confcal.calibration.confidence import (
     value_token_spans,
 )
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
-from confcal.scoring.schema import Field, Items, Schema
 from confcal.scoring import score_documents
+from confcal.scoring.comparators import Number, Text
+from confcal.scoring.schema import Field, Items, Schema
 
 L = math.log
 

@@ -1,4 +1,5 @@
-"""confcal.calibration.routing: thresholds for a target accuracy and review budgets, exact under ties."""
+"""confcal.calibration.routing: thresholds for a target accuracy and review budgets, exact under
+ties."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 from scipy.stats import binom
 
-from confcal.exceptions import UndefinedMetricWarning, ValidationError
 from confcal.calibration.routing import (
     BudgetResult,
     ThresholdResult,
     budget_for_residual_error,
     threshold_for_accuracy,
 )
+from confcal.exceptions import UndefinedMetricWarning, ValidationError
 from confcal.testing import calibration_data
 
 # ---------------------------------------------------------------------------------------

@@ -20,10 +20,10 @@ import pytest
 import confcal
 from confcal.cli import main
 from confcal.datasets import _generate
-from confcal.scoring.io import read_entities
 from confcal.report import compare_runs
-from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents
+from confcal.scoring.io import read_entities
+from confcal.scoring.presets import FCC_INVOICE
 
 DATA = Path(_generate.__file__).with_name("data")
 XSS = "<script>alert(1)</script>"

@@ -344,7 +344,8 @@ def test_degrade_corpus_writes_variants_with_metadata_and_resumes(augraphy, tmp_
     # the variant is degrade() with the recorded seed
     written = cv2.imread(str(out / "stains" / "inv-1.png"), cv2.IMREAD_UNCHANGED)
     assert np.array_equal(written, degrade(_page(), "stains", seed=meta["variant_seed"]))
-    assert cv2.imread(str(out / "skew_jpeg" / "inv-2.png"), cv2.IMREAD_UNCHANGED).shape == (150, 200)
+    image = cv2.imread(str(out / "skew_jpeg" / "inv-2.png"), cv2.IMREAD_UNCHANGED)
+    assert image.shape == (150, 200)
     assert np.array_equal(cv2.imread(str(out / "original" / "inv-1.png")), _page())
 
     again = degrade_corpus(pages, ["stains", "skew_jpeg"], seed=4, out_dir=out, progress=False)

@@ -25,7 +25,6 @@ from typing import Any
 
 import pytest
 
-from confcal.scoring.comparators import Number, Text
 from confcal.exceptions import ValidationError
 from confcal.extras import clients as clients_module
 from confcal.extras.clients import (
@@ -45,8 +44,9 @@ from confcal.extras.extraction import (
     extract_verbalized,
     run_extraction,
 )
-from confcal.scoring.schema import Field, Items, Schema
 from confcal.scoring import score_documents
+from confcal.scoring.comparators import Number, Text
+from confcal.scoring.schema import Field, Items, Schema
 
 SCHEMA = Schema({"Agency": Field(Text()), "GrossTotal": Field(Number()),
                  "LineItems": Items({"Rate": Field(Number())})})
@@ -453,7 +453,8 @@ def test_run_extraction_resumes_from_the_cache_without_paying_twice(server, tmp_
     run = run_extraction(client, _corpus(), modality="ocr", strategy="verbalized",
                          schema=SCHEMA, cache_dir=cache, progress=False)
     assert list(run.predictions) == ["doc-a", "doc-c"]
-    assert run.failures["doc-b"]["kind"] == "call" and "HTTP 503" in run.failures["doc-b"]["message"]
+    failure = run.failures["doc-b"]
+    assert failure["kind"] == "call" and "HTTP 503" in failure["message"]
     assert dict(run.counts) == {"documents": 3, "ok": 2, "failed": 1, "cached": 0, "called": 2}
     assert len(script.requests) == 3
 

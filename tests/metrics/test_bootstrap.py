@@ -27,7 +27,8 @@ def data(n=600, n_docs=60, seed=0, decimals=None):
 
 def explicit_resample_values(correct, confidence, docs, n_resamples, seed, budget=0.3):
     """Copy the rows of each drawn document and recompute with the public functions."""
-    resampler = _DocumentResampler(correct, confidence, confcal._validation.check_groups(docs, len(docs)))
+    resampler = _DocumentResampler(correct, confidence,
+                                   confcal._validation.check_groups(docs, len(docs)))
     codes = confcal._validation.check_groups(docs, len(docs))
     rng = np.random.default_rng(seed)
     out = []
@@ -108,7 +109,7 @@ def test_weighted_estimates_equal_the_weighted_metric_functions():
     weight = np.random.default_rng(3).uniform(0, 2, size=len(correct))
     ci = bootstrap_ci(correct, confidence, groups=docs, metrics=METRICS, n_resamples=5,
                       sample_weight=weight)
-    est = dict(zip(ci.metric, ci.estimate))
+    est = dict(zip(ci.metric, ci.estimate, strict=True))
     kw = {"sample_weight": weight}
     for name in ("auroc", "ece", "mce", "brier", "ecarb"):
         assert est[name] == pytest.approx(getattr(confcal, name)(correct, confidence, **kw),
@@ -119,7 +120,7 @@ def test_weighted_estimates_equal_the_weighted_metric_functions():
 def test_estimates_equal_the_metric_functions():
     correct, confidence, docs = data(decimals=2)
     ci = bootstrap_ci(correct, confidence, groups=docs, metrics=METRICS, n_resamples=20)
-    est = dict(zip(ci.metric, ci.estimate))
+    est = dict(zip(ci.metric, ci.estimate, strict=True))
     assert est["auroc"] == pytest.approx(confcal.auroc(correct, confidence), abs=1e-12)
     assert est["ece"] == pytest.approx(confcal.ece(correct, confidence), abs=1e-12)
     assert est["mce"] == pytest.approx(confcal.mce(correct, confidence), abs=1e-12)
@@ -186,7 +187,10 @@ def test_document_bootstrap_is_wider_than_row_bootstrap_when_documents_cluster()
     confidence = np.full(2000, 0.6)
     by_doc = bootstrap_ci(correct, confidence, groups=docs, metrics=("brier",), seed=0)
     by_row = bootstrap_ci(correct, confidence, metrics=("brier",), seed=0)
-    width = lambda ci: float(ci.high.iloc[0] - ci.low.iloc[0])
+
+    def width(ci):
+        return float(ci.high.iloc[0] - ci.low.iloc[0])
+
     assert width(by_doc) > 3 * width(by_row)
 
 

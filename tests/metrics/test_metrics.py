@@ -417,7 +417,8 @@ def test_bad_arrays_raise_named_errors(kwargs, message):
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: ecarb([0, 1], [0.1, 0.2], budget=0.0), r"budget must be a number in \(0, 1\]; found 0\.0"),
+        (lambda: ecarb([0, 1], [0.1, 0.2], budget=0.0),
+         r"budget must be a number in \(0, 1\]; found 0\.0"),
         (lambda: ecarb([0, 1], [0.1, 0.2], budget=1.5), r"budget must be a number in \(0, 1\]"),
         (lambda: ecarb([0, 1], [0.1, 0.2], budget=True), r"budget must be a number"),
         (lambda: ecarb([0, 1], [0.1, 0.2], ties="random"),

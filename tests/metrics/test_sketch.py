@@ -32,7 +32,8 @@ def same(a: float, b: float, tol: float = 0.0) -> bool:
 def split_and_merge(correct, confidence, cuts, order, **kw):
     bounds = sorted({0, len(correct), *[c % (len(correct) + 1) for c in cuts]})
     parts = [CalibrationSketch.from_arrays(correct[a:b], confidence[a:b], **kw)
-             for a, b in zip(bounds, bounds[1:]) if b > a]
+             # consecutive bounds: bounds[1:] is one shorter by design
+             for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
     rng = np.random.default_rng(order)
     rng.shuffle(parts)
     merged = CalibrationSketch.empty(resolution=kw.get("resolution"))
@@ -76,7 +77,9 @@ def test_weighted_sketch_equals_weighted_metrics(data, cuts, order):
     bounds = sorted({0, len(correct), *[c % (len(correct) + 1) for c in cuts]})
     parts = [CalibrationSketch.from_arrays(correct[a:b], confidence[a:b],
                                            sample_weight=weight[a:b])
-             for a, b in zip(bounds, bounds[1:]) if b > a and weight[a:b].sum() > 0]
+             # consecutive bounds: bounds[1:] is one shorter by design
+             for a, b in zip(bounds, bounds[1:], strict=False)
+             if b > a and weight[a:b].sum() > 0]
     np.random.default_rng(order).shuffle(parts)
     sketch = parts[0]
     for p in parts[1:]:
@@ -220,7 +223,9 @@ NAN = math.nan
 def columns_bytes(columns) -> bytes:
     # values, n_correct, n_incorrect[, w_correct, w_incorrect]
     dtypes = ["<f8", "<i8", "<i8", "<f8", "<f8"]
-    return b"".join(np.asarray(c, dtype=dt).tobytes() for c, dt in zip(columns, dtypes))
+    # three columns for an unweighted sketch, five for a weighted one: the tail is optional
+    return b"".join(np.asarray(c, dtype=dt).tobytes()
+                    for c, dt in zip(columns, dtypes, strict=False))
 
 
 def seal(flags, resolution, rows, *columns, cells=None) -> bytes:

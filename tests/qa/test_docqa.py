@@ -19,6 +19,8 @@ import pytest
 import confcal
 from _chat_server import ChatServer, Reply
 from _docqa_records import docbench, llm_records, qa, record, write_lines
+from confcal.exceptions import UndefinedMetricWarning, ValidationError
+from confcal.extras.models import ChatCompletionsClient
 from confcal.qa.docqa import (
     DOMAINS,
     QTYPES,
@@ -37,8 +39,6 @@ from confcal.qa.docqa import (
     parse_judge_reply,
     wilson_interval,
 )
-from confcal.exceptions import UndefinedMetricWarning, ValidationError
-from confcal.extras.models import ChatCompletionsClient
 
 ROOT = Path(__file__).resolve().parents[2]
 JUDGE = RuleJudge()

@@ -1,4 +1,5 @@
-"""confcal.report.degradation: catastrophic failures and degradation tiers, on hand-worked tables."""
+"""confcal.report.degradation: catastrophic failures and degradation tiers, on hand-worked
+tables."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import pandas as pd
 import pytest
 
 from confcal import Field, Items, Number, Schema, Text, score_documents
-from confcal.report.degradation import TIERS, catastrophic_failures, degradation_tiers
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
+from confcal.report.degradation import TIERS, catastrophic_failures, degradation_tiers
 
 
 def _rows(doc, outcomes, *, fields=None, similarity=None, weight=None, **meta):
@@ -18,7 +19,7 @@ def _rows(doc, outcomes, *, fields=None, similarity=None, weight=None, **meta):
     weight = weight or [1.0] * len(outcomes)
     return [{"doc_id": doc, "field": f, "truth_index": pd.NA, "pred_index": pd.NA,
              "outcome": o, "similarity": s, "weight": w, **meta}
-            for f, o, s, w in zip(fields, outcomes, similarity, weight)]
+            for f, o, s, w in zip(fields, outcomes, similarity, weight, strict=True)]
 
 
 # ------------------------------------------------------------------ catastrophic failures
@@ -140,8 +141,10 @@ def test_woa_weights_are_used_and_tn_rows_ignored():
 
 
 def test_each_by_group_has_its_own_baseline():
-    rows = (_variant("original", "a", [1, 1], model="m1") + _variant("blur", "a", [1, 0.8], model="m1")
-            + _variant("original", "a", [1, 0], model="m2") + _variant("blur", "a", [1, 0], model="m2"))
+    rows = (_variant("original", "a", [1, 1], model="m1")
+            + _variant("blur", "a", [1, 0.8], model="m1")
+            + _variant("original", "a", [1, 0], model="m2")
+            + _variant("blur", "a", [1, 0], model="m2"))
     out = degradation_tiers(pd.DataFrame(rows), by=["model"])
     assert out[["model", "pipeline", "drop", "tier"]].values.tolist() == [
         ["m1", "blur", pytest.approx(0.1), "moderate"], ["m2", "blur", 0.0, "mild"]]

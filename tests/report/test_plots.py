@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import confcal
-from confcal.report import plots
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
+from confcal.report import plots
 
 pytest.importorskip("matplotlib")  # plots imports it lazily, inside each function
 

@@ -15,10 +15,17 @@ import pandas as pd
 import pytest
 
 import confcal
-from confcal.report import _render, _runs
 from confcal.datasets import load_demo
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
-from confcal.report import compare_runs, format_runs, to_html, to_markdown, write_report
+from confcal.report import (
+    _render,
+    _runs,
+    compare_runs,
+    format_runs,
+    to_html,
+    to_markdown,
+    write_report,
+)
 
 XSS = "<script>alert(1)</script>"
 XSS_MODEL = "<img src=x onerror=alert(2)>"
@@ -129,7 +136,7 @@ def test_woa_f1_resamples_equal_copying_the_drawn_documents():
     rng = np.random.default_rng(0)
     for _ in range(20):
         counts = np.bincount(rng.integers(0, len(docs), len(docs)), minlength=len(docs))
-        copied = pd.concat([frame[frame["doc_id"] == d] for d, c in zip(docs, counts)
+        copied = pd.concat([frame[frame["doc_id"] == d] for d, c in zip(docs, counts, strict=True)
                             for _ in range(c)])
         evaluated = copied[copied["outcome"] != "TN"]
         tally = copied["outcome"].value_counts()

@@ -11,7 +11,9 @@ from dateutil import parser as dateutil_parser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from confcal.scoring import _dates, _kernels, _numbers, comparators
+from confcal.exceptions import ValidationError
+from confcal.scoring import _dates, _kernels, _numbers
+from confcal.scoring._kernels import elementwise_similarity, pairwise_similarity
 from confcal.scoring.comparators import (
     BatchedComparator,
     Date,
@@ -22,8 +24,6 @@ from confcal.scoring.comparators import (
     parse_date,
     parse_number,
 )
-from confcal.exceptions import ValidationError
-from confcal.scoring._kernels import elementwise_similarity, pairwise_similarity
 
 # ------------------------------------------------------------------ numbers
 
@@ -189,7 +189,8 @@ def test_date_differs_by_one_day():
 def test_iso_is_never_read_day_first():
     # dateutil itself reads "2024-03-01" with dayfirst=True as 3 January
     assert dateutil_parser.parse("2024-03-01", dayfirst=True).date() == date(2024, 1, 3)
-    for text in ("2024-03-01", "2024/03/01", "20240301", "2024-03-01T10:00:00+02:00", "2024-03-01 10am"):
+    for text in ("2024-03-01", "2024/03/01", "20240301", "2024-03-01T10:00:00+02:00",
+                 "2024-03-01 10am"):
         assert parse_date(text, dayfirst=True) == date(2024, 3, 1), text
     assert Date(dayfirst=True)("2024-03-01", "01/03/2024") == 1.0
 
@@ -251,7 +252,8 @@ dates = st.dates(min_value=date(1950, 1, 1), max_value=date(2099, 12, 31))
 @given(dates, st.booleans(), st.sampled_from(["%m/%d/%Y", "%d/%m/%Y", "%m-%d-%Y", "%d.%m.%Y"]))
 def test_numeric_fast_path_agrees_with_dateutil(day, dayfirst, fmt):
     text = day.strftime(fmt)
-    assert parse_date(text, dayfirst=dayfirst) == dateutil_parser.parse(text, dayfirst=dayfirst).date()
+    want = dateutil_parser.parse(text, dayfirst=dayfirst).date()
+    assert parse_date(text, dayfirst=dayfirst) == want
 
 
 @given(dates, st.sampled_from(["%B %d, %Y", "%b %d %Y", "%d %B %Y", "%d %b, %Y", "%d-%b-%Y",
@@ -291,7 +293,8 @@ def test_normalize_text_missing_is_empty():
 
 
 def test_text_option_validated():
-    with pytest.raises(ValidationError, match="ignore_punctuation must be True or False; found 'no'"):
+    with pytest.raises(ValidationError,
+                       match="ignore_punctuation must be True or False; found 'no'"):
         Text(ignore_punctuation="no")
 
 
@@ -436,7 +439,7 @@ class JaroWinklerBatched(JaroWinklerScalar):
 
     def elementwise(self, truths, predictions):
         self.log.append(("elementwise", truths, predictions))
-        return np.array([_jaro_winkler(t, p) for t, p in zip(truths, predictions)])
+        return np.array([_jaro_winkler(t, p) for t, p in zip(truths, predictions, strict=True)])
 
 
 class JaroWinklerRapidfuzz(JaroWinklerScalar):
@@ -477,7 +480,8 @@ def test_the_protocol_is_a_capability_not_a_type():
         return float(truth == prediction)
 
     equal.pairwise = lambda ts, ps: np.array([[float(t == p) for p in ps] for t in ts])
-    equal.elementwise = lambda ts, ps: np.array([float(t == p) for t, p in zip(ts, ps)])
+    equal.elementwise = lambda ts, ps: np.array([float(t == p) for t, p in zip(ts, ps,
+                                                                               strict=True)])
     assert isinstance(equal, BatchedComparator)
     assert isinstance(_kernels.kernel(equal), _kernels.BatchedKernel)
     assert isinstance(_kernels.kernel(JaroWinklerScalar()), _kernels.CallableKernel)
@@ -546,7 +550,8 @@ class Returns(JaroWinklerScalar):
     elementwise = pairwise
 
 
-RULE = r"comparator Returns\(\) pairwise must return an array of shape \(2, 2\) of finite numbers within \[0, 1\]; "
+RULE = (r"comparator Returns\(\) pairwise must return an array of shape \(2, 2\) of finite "
+        r"numbers within \[0, 1\]; ")
 
 
 @pytest.mark.parametrize(("result", "found"), [

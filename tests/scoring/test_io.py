@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from confcal.exceptions import ValidationError
+from confcal.scoring import score_documents
 from confcal.scoring.io import check_entities, read_documents, read_entities, write_entities
 from confcal.scoring.presets import FCC_INVOICE
-from confcal.scoring import score_documents
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from confcal._validation import is_missing
-from confcal.scoring.comparators import Date, Number, Text
 from confcal.exceptions import ValidationError
+from confcal.scoring.comparators import Date, Number, Text
 from confcal.scoring.matching import match_items
 from confcal.scoring.predictions import parse_prediction
 from confcal.scoring.schema import Field, Items
@@ -98,11 +98,13 @@ def test_default_threshold_pairs_every_item_of_the_shorter_list():
 def test_pairs_below_match_threshold_stay_unpaired():
     truths = [{"Description": "abc", "Rate": 1}]
     preds = [{"Description": "xyz", "Rate": 9}]
-    assert match_items(truths, preds, FIELDS, match_threshold=0.5) == [(0, None, 0.0), (None, 0, 0.0)]
+    assert match_items(truths, preds, FIELDS, match_threshold=0.5) == [
+        (0, None, 0.0), (None, 0, 0.0)]
     assert match_items(truths, preds, Items(FIELDS, match_threshold=0.5)) == [
         (0, None, 0.0), (None, 0, 0.0)]
     # an explicit argument overrides the Items setting
-    assert len(match_items(truths, preds, Items(FIELDS, match_threshold=0.5), match_threshold=0.0)) == 1
+    assert len(match_items(truths, preds, Items(FIELDS, match_threshold=0.5),
+                           match_threshold=0.0)) == 1
 
 
 def table_fields(table):
@@ -142,8 +144,9 @@ def test_match_items_validation():
     with pytest.raises(ValidationError, match=r"pred_items\[0\]\.Rate: confidence must be a number "
                                               r"within \[0, 1\]; found 1\.5"):
         match_items([], [{"Rate": {"value": 1, "confidence": 1.5}}], FIELDS)
-    with pytest.raises(ValidationError, match=r"truth_items\[0\]\.Rate: truth value must be a "
-                                              r"string, number, bool, date or missing; found a dict"):
+    with pytest.raises(ValidationError,
+                       match=r"truth_items\[0\]\.Rate: truth value must be a string, number, "
+                             r"bool, date or missing; found a dict"):
         match_items([{"Rate": {"value": 1}}], [], FIELDS)
     with pytest.raises(ValidationError, match="truth_items must be a list of items"):
         match_items({"Rate": 1}, [], FIELDS)
@@ -172,7 +175,7 @@ leaves = st.fixed_dictionaries({
        st.sampled_from([(1.0, 1.0, 1.0), (2.0, 1.0, 0.5)]))
 def test_matching_is_optimal_against_brute_force(truths, preds, match_threshold, weights):
     fields = {name: Field(f.comparator, weight=w)
-              for (name, f), w in zip(FIELDS.items(), weights)}
+              for (name, f), w in zip(FIELDS.items(), weights, strict=True)}
     result = match_items(truths, preds, fields, match_threshold=match_threshold)
     check_valid(result, len(truths), len(preds), match_threshold)
     best, item_similarity = brute_force_best_total(truths, preds, fields, match_threshold)

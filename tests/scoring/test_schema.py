@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from confcal.scoring.comparators import Date, Exact, Number, Text
 from confcal.exceptions import ValidationError
-from confcal.scoring.schema import Field, Items, Schema
-from confcal.scoring.comparators import ANLS_THRESHOLD
+from confcal.scoring.comparators import ANLS_THRESHOLD, Date, Exact, Number, Text
 from confcal.scoring.presets import FCC_INVOICE, fcc_invoice
+from confcal.scoring.schema import Field, Items, Schema
 
 # ----------------------------------------------------------------- defaults
 
@@ -167,7 +166,8 @@ def _spec(**overrides):
          r"schema\.fields\.A keys must be among .*; found unknown \['treshold'\]"),
         (_spec(threshold=2),
          r"schema\.fields\.A: threshold must be a number within \[0, 1\]; found 2"),
-        (_spec(kind="list"), r"schema\.fields\.A\.kind must be one of 'field', 'items'; found 'list'"),
+        (_spec(kind="list"),
+         r"schema\.fields\.A\.kind must be one of 'field', 'items'; found 'list'"),
         ({"fields": {"L": {"kind": "items", "fields": {"X": {"kind": "items", "fields": {}}}}}},
          r"schema\.fields\.L\.fields\.X\.kind must be 'field'; found 'items'"),
         ({"fields": {"L": {"kind": "items", "fields": {}}}},

@@ -10,12 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from confcal.scoring import _scoring as scoring
-from confcal.scoring.comparators import Number, Text
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
-from confcal.scoring.matching import match_items
-from confcal.scoring.schema import Field, Items, Schema
-from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import (
     ENTITY_COLUMNS,
     OUTCOMES,
@@ -23,6 +18,11 @@ from confcal.scoring import (
     score_documents,
     score_documents_iter,
 )
+from confcal.scoring import _scoring as scoring
+from confcal.scoring.comparators import Number, Text
+from confcal.scoring.matching import match_items
+from confcal.scoring.presets import FCC_INVOICE
+from confcal.scoring.schema import Field, Items, Schema
 
 
 def invoice(n_items=3, seed=0):
@@ -366,7 +366,8 @@ def bad(predictions=None, truths=None, schema=FCC_INVOICE, **kwargs):
 def test_error_names_doc_and_field_path():
     pred = with_confidence(invoice(5))
     pred["LineItems"][3]["Rate"]["confidence"] = 1.5
-    with pytest.raises(ValidationError, match=r"^doc 'inv-17', field LineItems\[3\]\.Rate: confidence "
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'inv-17', field LineItems\[3\]\.Rate: confidence "
                                               r"must be a number within \[0, 1\]; found 1\.5$"):
         bad({"inv-17": pred})
 
@@ -374,16 +375,24 @@ def test_error_names_doc_and_field_path():
 @pytest.mark.parametrize(
     ("leaf", "match"),
     [
-        ({"value": "x", "confidence": float("nan")}, r"confidence must be a number within \[0, 1\]; found nan"),
-        ({"value": "x", "confidence": "0.9"}, r"confidence must be a number within \[0, 1\]; found '0\.9'"),
-        ({"value": "x", "confidence": True}, r"confidence must be a number within \[0, 1\]; found True"),
-        ({"value": "x", "confidence": -0.1}, r"confidence must be a number within \[0, 1\]; found -0\.1"),
+        ({"value": "x", "confidence": float("nan")},
+         r"confidence must be a number within \[0, 1\]; found nan"),
+        ({"value": "x", "confidence": "0.9"},
+         r"confidence must be a number within \[0, 1\]; found '0\.9'"),
+        ({"value": "x", "confidence": True},
+         r"confidence must be a number within \[0, 1\]; found True"),
+        ({"value": "x", "confidence": -0.1},
+         r"confidence must be a number within \[0, 1\]; found -0\.1"),
         ({"value": "x", "confidence": 0.5, "bbox": [1, 2]},
          (r"a value leaf must have the key 'value' and optionally 'confidence'; found keys "
          r"\['bbox', 'confidence', 'value'\]")),
-        ({"value": {"nested": 1}}, r"value must be a string, number, bool, date or missing; found a dict"),
-        ({"conf": 0.5}, r"a predicted leaf given as a mapping must have the key 'value' or 'candidates'; found keys \['conf'\]"),
-        (["a", "b"], r"a predicted value must be a string, number, bool, date or missing; found a list"),
+        ({"value": {"nested": 1}},
+         r"value must be a string, number, bool, date or missing; found a dict"),
+        ({"conf": 0.5},
+         r"a predicted leaf given as a mapping must have the key 'value' or 'candidates'; "
+         r"found keys \['conf'\]"),
+        (["a", "b"],
+         r"a predicted value must be a string, number, bool, date or missing; found a list"),
         ({"candidates": []}, r"candidates must not be empty; found 0 candidates"),
         ({"candidates": "x"}, r"candidates must be a list of \{value, probability\}; found 'x'"),
         ({"candidates": [{"value": "x"}]},
@@ -400,7 +409,8 @@ def test_malformed_leaves(leaf, match):
     with pytest.raises(ValidationError, match=r"^doc 'inv-17', field Agency: " + match):
         bad({"inv-17": top})
     item = {"LineItems": [{"Rate": 1}, {"Rate": leaf}]}
-    with pytest.raises(ValidationError, match=r"^doc 'inv-17', field LineItems\[1\]\.Rate: " + match):
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'inv-17', field LineItems\[1\]\.Rate: " + match):
         bad({"inv-17": item})
 
 
@@ -408,26 +418,31 @@ def test_document_that_is_not_a_mapping():
     with pytest.raises(ValidationError, match=r"^doc 'inv-17': the predicted document must be a "
                                               r"mapping of field names to leaves; found list$"):
         bad({"inv-17": [1, 2]})
-    with pytest.raises(ValidationError, match=r"^doc 'inv-17': the truth document must be a mapping "
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'inv-17': the truth document must be a mapping "
                                               r"of field names to values; found str$"):
         bad(truths={"inv-17": "text"})
 
 
 def test_list_field_that_is_not_a_list():
-    with pytest.raises(ValidationError, match=r"^doc 'inv-17', field LineItems: the prediction must "
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'inv-17', field LineItems: the prediction must "
                                               r"be a list of items \(mappings\); found dict"):
         bad({"inv-17": {"LineItems": {"Rate": 1}}})
-    with pytest.raises(ValidationError, match=r"^doc 'inv-17', field LineItems: the truth value must "
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'inv-17', field LineItems: the truth value must "
                                               r"be a list of items \(mappings\); found str"):
         bad(truths={"inv-17": {"LineItems": "none"}})
-    with pytest.raises(ValidationError, match=r"^doc 'inv-17', field LineItems\[1\]: predicted item "
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'inv-17', field LineItems\[1\]: predicted item "
                                               r"must be a mapping of sub-fields; found str"):
         bad({"inv-17": {"LineItems": [{"Rate": 1}, "Rate: 2"]}})
 
 
 def test_truth_value_that_is_not_a_scalar():
-    with pytest.raises(ValidationError, match=r"^doc 'inv-17', field Agency: truth value must be a "
-                                              r"string, number, bool, date or missing; found a dict"):
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'inv-17', field Agency: truth value must be a string, number, "
+                             r"bool, date or missing; found a dict"):
         bad(truths={"inv-17": {"Agency": {"value": "x"}}})
     truth = invoice(3)
     truth["LineItems"][2]["Days"] = ["M", "T"]
@@ -437,7 +452,8 @@ def test_truth_value_that_is_not_a_scalar():
 
 
 def test_prediction_for_unknown_doc_id():
-    with pytest.raises(ValidationError, match=r"predictions doc ids must be doc ids of truths; found 1 "
+    with pytest.raises(ValidationError,
+                       match=r"predictions doc ids must be doc ids of truths; found 1 "
                                               r"absent from truths, first 'inv-99'"):
         bad({"inv-99": {}})
 
@@ -497,11 +513,13 @@ def test_unknown_predicted_fields_are_ignored_and_counted():
     result = score_documents(FCC_INVOICE, {"a": truth}, {"a": pred})
     assert result.counts["unknown_fields"] == 3
     assert result.woa == 1.0
-    with pytest.raises(ValidationError, match=r"^doc 'a': predicted fields must be defined by the "
-                                              r"schema \(strict=True\); found unknown \['InvoiceNumber'\]$"):
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'a': predicted fields must be defined by the schema "
+                             r"\(strict=True\); found unknown \['InvoiceNumber'\]$"):
         score_documents(FCC_INVOICE, {"a": truth}, {"a": pred}, strict=True)
     del pred["InvoiceNumber"]
-    with pytest.raises(ValidationError, match=r"^doc 'a', field LineItems\[0\]: predicted sub-fields "
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'a', field LineItems\[0\]: predicted sub-fields "
                                               r"must be defined by the schema \(strict=True\); "
                                               r"found unknown \['Spots'\]$"):
         score_documents(FCC_INVOICE, {"a": truth}, {"a": pred}, strict=True)
@@ -532,14 +550,16 @@ def test_metadata_columns_follow_the_entity_columns():
                              metadata={"a": {"model": "m1", "tier": 1}, "b": {"model": "m2"}})
     entities = result.entities
     assert tuple(entities.columns) == (*ENTITY_COLUMNS, "model", "tier")
-    assert entities.groupby("doc_id")["model"].unique().map(list).to_dict() == {"a": ["m1"], "b": ["m2"]}
+    assert entities.groupby("doc_id")["model"].unique().map(list).to_dict() == {"a": ["m1"],
+                                                                                "b": ["m2"]}
     assert entities.loc[entities.doc_id == "b", "tier"].isna().all()
 
 
 @pytest.mark.parametrize(
     ("metadata", "match"),
     [
-        ({"zzz": {"model": "m"}}, (r"metadata doc ids must be doc ids of truths; found 1 absent from "
+        ({"zzz": {"model": "m"}},
+         (r"metadata doc ids must be doc ids of truths; found 1 absent from "
                                   r"truths, first 'zzz'")),
         ({"a": {"outcome": "x"}}, (r"metadata columns must be strings other than the entity-table "
                                   r"columns .*; found 'outcome' for doc 'a'")),
@@ -570,7 +590,8 @@ def test_undefined_metrics_warn_and_return_nan():
 def test_precision_undefined_but_f1_defined_when_nothing_predicted():
     schema = Schema({"A": Field(Text())})
     result = score_documents(schema, {"d": {"A": "x"}}, {"d": {}})
-    with pytest.warns(UndefinedMetricWarning, match=r"precision is undefined: no predicted entities"):
+    with pytest.warns(UndefinedMetricWarning,
+                      match=r"precision is undefined: no predicted entities"):
         assert np.isnan(result.precision)
     assert result.recall == 0.0 and result.f1 == 0.0 and result.woa == 0.0
 
@@ -645,7 +666,8 @@ def test_fields_sharing_a_comparator_keep_their_own_rows_and_errors():
     same = Unhashable()
     schema = Schema({"A": Field(Number()), "B": Field(same, threshold=1.0), "C": Field(Number()),
                      "D": Field(same, threshold=1.0)})
-    truths = {"x": {"A": 1, "B": "b", "C": 3, "D": "d"}, "y": {"A": 10, "B": "q", "C": 30, "D": "z"}}
+    truths = {"x": {"A": 1, "B": "b", "C": 3, "D": "d"}, "y": {"A": 10, "B": "q", "C": 30,
+                                                               "D": "z"}}
     preds = {"x": {"A": 1, "B": "b", "C": 4, "D": "d"}, "y": {"A": 10, "B": "r", "C": 30, "D": "z"}}
     result = score_documents(schema, truths, preds)
     assert result.entities["field"].astype(str).tolist() == ["A", "B", "C", "D"] * 2
@@ -683,7 +705,8 @@ def test_totals_merge_is_the_totals_of_the_whole(fixture_result):
 
     def totals(frame):
         return ExtractionTotals.from_codes(outcome_codes(frame["outcome"]),
-                                           frame["weight"].to_numpy(), frame["similarity"].to_numpy())
+                                           frame["weight"].to_numpy(),
+                                           frame["similarity"].to_numpy())
 
     whole = totals(e)
     parts = totals(e.iloc[:17]) + totals(e.iloc[17:31]) + totals(e.iloc[31:])
@@ -735,7 +758,7 @@ class BatchedJaroWinkler(CountedJaroWinkler):
 
     def elementwise(self, truths, predictions):
         self.log["elementwise"].append((truths, predictions))
-        return np.array([_jaro_winkler(t, p) for t, p in zip(truths, predictions)])
+        return np.array([_jaro_winkler(t, p) for t, p in zip(truths, predictions, strict=True)])
 
 
 class PairwiseJaroWinkler(CountedJaroWinkler):

@@ -21,12 +21,12 @@ import numpy as np
 import pytest
 
 from confcal import ValidationError
-from confcal.scoring._stickler import read_number
-from confcal.scoring.comparators import Date, Exact, Number, Text
-from confcal.scoring.predictions import parse_prediction
-from confcal.scoring.schema import Field, Items, Schema
-from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents, score_documents_iter
+from confcal.scoring._stickler import read_number
+from confcal.scoring.comparators import Exact
+from confcal.scoring.predictions import parse_prediction
+from confcal.scoring.presets import FCC_INVOICE
+from confcal.scoring.schema import Field, Schema
 
 STICKLER = "stickler-1.0"
 WORKER = Path(__file__).resolve().parents[1] / "_stickler_worker.py"
@@ -52,7 +52,8 @@ def row(result: Any, field: str, i: int = 0) -> Any:
 def test_numeric_parser_readings() -> None:
     # Parentheses negate, then everything but digits, "." and "-" is deleted: "1e3" keeps
     # "13", "12%" keeps "12"; "1.2.3" and "abc" leave no number.
-    assert [read_number(v) for v in ("$1,234.50", "(12.00)", "12%", "1e3", "abc", "1.2.3", "-")] == [
+    assert [read_number(v) for v in ("$1,234.50", "(12.00)", "12%", "1e3", "abc", "1.2.3",
+                                     "-")] == [
         Decimal("1234.50"), Decimal("-12.00"), Decimal("12"), Decimal("13"), None, None, None]
     # "1e3" is 13 for stickler: against a truth of 1000 it is an FD, against 13 a TP.
     result = score({"GrossTotal": "1000", "NetAmountDue": "13"},
@@ -69,16 +70,19 @@ def test_relative_tolerance_is_relative_to_the_truth() -> None:
     cases = [("100", "101", "TP"), ("101", "100", "TP"), ("100", "101.01", "FD"),
              ("101.01", "100", "TP")]
     for truth, pred, expected in cases:
-        assert row(score({"GrossTotal": truth}, {"GrossTotal": pred}), "GrossTotal").outcome == expected
+        assert row(score({"GrossTotal": truth}, {"GrossTotal": pred}),
+                   "GrossTotal").outcome == expected
 
 
 def test_truth_zero_uses_the_tolerance_as_an_absolute_bound() -> None:
     # Truth 0: |p| <= 0.01 matches (a relative difference would divide by zero), so 0.009
     # and 0.01 are TP and 0.02 an FD; a truth of 0.02 with prediction 0 is relative:
     # |0.02 - 0| / 0.02 = 1 > 0.01, FD.
-    cases = [("0", "0.009", "TP"), ("0.00", "$0.01", "TP"), ("0", "0.02", "FD"), ("0.02", "0", "FD")]
+    cases = [("0", "0.009", "TP"), ("0.00", "$0.01", "TP"), ("0", "0.02", "FD"), ("0.02", "0",
+                                                                                  "FD")]
     for truth, pred, expected in cases:
-        assert row(score({"GrossTotal": truth}, {"GrossTotal": pred}), "GrossTotal").outcome == expected
+        assert row(score({"GrossTotal": truth}, {"GrossTotal": pred}),
+                   "GrossTotal").outcome == expected
 
 
 def test_both_missing_leaves() -> None:
@@ -92,7 +96,7 @@ def test_both_missing_leaves() -> None:
     assert got == {"Agency": ("TN", True), "Advertiser": ("TN", True),
                    "PaymentTerms": ("TN", False), "GrossTotal": ("TN", False)}
     correct, confidence, _ = result.to_calibration()  # schema order: GrossTotal first
-    assert list(zip(correct.tolist(), confidence.tolist())) == [
+    assert list(zip(correct.tolist(), confidence.tolist(), strict=True)) == [
         (True, 0.1), (True, 0.2), (False, 0.4), (False, 0.3)]
     # Whitespace is a value at the top level ("  " vs "x": FD) ...
     assert row(score({"Agency": "  "}, {"Agency": "x"}), "Agency").outcome == "FD"
@@ -115,7 +119,8 @@ def test_nested_sub_threshold_scores_are_zeroed() -> None:
     # Item similarity: StartDate 1, Rate 1, Description 8/17 over 3 sub-fields (EndDate and
     # Days are empty on both sides and left out): (2 + 8/17) / 3 = 0.82 >= 0.7, scored.
     description = row(result, "LineItems.Description")
-    assert (description.outcome, description.similarity, bool(description.correct)) == ("FD", 0.0, False)
+    assert (description.outcome, description.similarity, bool(description.correct)) == ("FD", 0.0,
+                                                                                        False)
     top = row(score({"Agency": "Late Show"}, {"Agency": "Late Shaw tonight"}), "Agency")
     assert (top.outcome, top.similarity) == ("FD", 1 - 9 / 17)
     # At the cut: 4 substitutions in 8 is 0.5 >= 0.5, a TP with score 0.5.
@@ -126,10 +131,12 @@ def test_nested_sub_threshold_scores_are_zeroed() -> None:
 def test_gated_pairs_drop_their_sub_fields() -> None:
     t1 = _item(Description="News at 6", Rate="600", StartDate="2024-03-01")
     t2 = _item(Description="Late Show", Rate="100", StartDate="2024-03-05")
-    p1 = {**_item(Description=c("News at 6", 0.9), Rate=c("600", 0.8)), "StartDate": c("03/01/2024", 0.7)}
+    p1 = {**_item(Description=c("News at 6", 0.9), Rate=c("600", 0.8)), "StartDate": c("03/01/2024",
+                                                                                       0.7)}
     # Late Show vs Late Shaw: 1 - 1/9; Rate 100 vs 250: 0; StartDate 2024-03-05 vs 03/06/2024: 0:
     # (0.889 + 0 + 0) / 3 = 0.296 < 0.7: gated.
-    p2 = {**_item(Description=c("Late Shaw", 0.6), Rate=c("250", 0.5)), "StartDate": c("03/06/2024", 0.4)}
+    p2 = {**_item(Description=c("Late Shaw", 0.6), Rate=c("250", 0.5)), "StartDate": c("03/06/2024",
+                                                                                       0.4)}
     result = score({"LineItems": [t1, t2]}, {"LineItems": [p2, p1]})
     items = result.entities[result.entities["field"].astype(str).str.startswith("LineItems.")]
     # Only the pair (0, 1) is scored, leaf by leaf: 3 TP and 2 TN; the gated pair has no rows.
@@ -275,7 +282,8 @@ def _edge_documents() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     add(base, edit(LineItems=item_edit(0, StartDate="1 Mar 2024", EndDate="2024-03-07T00:00:00")))
     add(base, edit(LineItems=item_edit(0, StartDate="01/03/2024", EndDate="7 March")))
     add(base, edit(LineItems=item_edit(0, StartDate="TBD", EndDate="March 2024")))
-    add(base, edit(LineItems=item_edit(0, StartDate="2024-03-01 to 2024-03-07", EndDate="2024/03/07")))
+    add(base, edit(LineItems=item_edit(0, StartDate="2024-03-01 to 2024-03-07",
+                                       EndDate="2024/03/07")))
     add(edit(LineItems=item_edit(1, StartDate="2024-03-01 - 2024-03-07")),
         edit(LineItems=item_edit(1, StartDate="2024-03-02 - 2024-03-09")))
     add(edit(LineItems=item_edit(2, StartDate="abc", EndDate="")),
@@ -310,7 +318,8 @@ def _edge_documents() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     # whitespace and case
     add(base, edit(Agency="  buying   TIME llc ", Advertiser="VOTE YES ON 3"))
     # predictions without confidence on some leaves, and a missing prediction document
-    add(base, {**with_leaves(edit(Agency="Buying Time")), "Advertiser": "Vote Yes on 3"}, confident=False)
+    add(base, {**with_leaves(edit(Agency="Buying Time")), "Advertiser": "Vote Yes on 3"},
+        confident=False)
     # duplicate items (ties in the assignment)
     add(edit(LineItems=[base_items[0], base_items[0]]), edit(LineItems=[base_items[0]]))
     add(edit(LineItems=[base_items[0], dict(base_items[0], Rate="$601.00")]),
@@ -382,7 +391,8 @@ def _stickler_python() -> str:
     probe = subprocess.run([python, "-c", "import stickler; print(stickler.__version__)"],
                            capture_output=True, text=True, check=False)
     if probe.returncode != 0 or probe.stdout.strip() != "1.0.0":
-        pytest.skip(f"{python} has no stickler-eval 1.0.0 ({probe.stdout.strip() or probe.stderr[-200:]})")
+        found = probe.stdout.strip() or probe.stderr[-200:]
+        pytest.skip(f"{python} has no stickler-eval 1.0.0 ({found})")
     return python
 
 

@@ -12,16 +12,8 @@ import pandas as pd
 import pytest
 
 from confcal.cli import _main as cli
-from confcal.scoring.comparators import Text
 from confcal.datasets import load_demo
 from confcal.exceptions import ValidationError
-from confcal.scoring._documents import paired_documents
-from confcal.scoring.io import (
-    iter_documents,
-    iter_entities,
-    read_entities,
-    write_entities,
-)
 from confcal.report import (
     RunSummary,
     compare_runs,
@@ -29,9 +21,17 @@ from confcal.report import (
     merge_summaries,
     summarize_runs,
 )
-from confcal.scoring.schema import Field, Schema
-from confcal.scoring.presets import FCC_INVOICE
 from confcal.scoring import score_documents, score_documents_iter
+from confcal.scoring._documents import paired_documents
+from confcal.scoring.comparators import Text
+from confcal.scoring.io import (
+    iter_documents,
+    iter_entities,
+    read_entities,
+    write_entities,
+)
+from confcal.scoring.presets import FCC_INVOICE
+from confcal.scoring.schema import Field, Schema
 
 AGENCY = Schema({"Agency": Field(Text())})
 

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
-from ..metrics._ranking import Ranking
 from .._files import read_json_object
 from .._validation import (
-    first_bad,
     check_calibration_data,
     check_confidence,
     check_n_bins,
     check_option,
+    first_bad,
     is_real,
 )
 from ..exceptions import ValidationError
 from ..metrics._metrics import BINNINGS, ranking_bins
+from ..metrics._ranking import Ranking
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -602,7 +602,8 @@ class HistogramBinning:
             np.arange(accuracy.shape[0], dtype=np.float64), accuracy,
             sample_weight=bins.weight).predict(np.arange(accuracy.shape[0], dtype=np.float64))
         keep = np.r_[True, pooled[1:] != pooled[:-1]]
-        return cls(edges=tuple(map(float, bins.lower[keep])), values=tuple(map(float, pooled[keep])))
+        return cls(edges=tuple(map(float, bins.lower[keep])),
+                   values=tuple(map(float, pooled[keep])))
 
     def predict(self, confidence: ArrayLike) -> np.ndarray:
         """Calibrated confidences: the value of the bin each confidence falls in."""

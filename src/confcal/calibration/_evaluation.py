@@ -14,7 +14,6 @@ import pandas as pd
 
 from .._deprecation import renamed_keywords
 from .._validation import (
-    first_bad,
     check_confidence,
     check_consistent_length,
     check_correct,
@@ -23,6 +22,7 @@ from .._validation import (
     check_option,
     check_positive_int,
     check_seed,
+    first_bad,
 )
 from ..exceptions import ValidationError
 from ..metrics._metrics import BINNINGS, brier, ece

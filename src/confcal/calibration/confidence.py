@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import first_bad, check_option, check_positive_int, is_real
+from .._validation import check_option, check_positive_int, first_bad, is_real
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring.schema import Field, Items, Schema
 from ._json_scan import Node, find_root, member, to_python
@@ -204,7 +204,7 @@ def _byte_level_alphabet() -> dict[str, int]:
             printable.append(b)
             chars.append(256 + shifted)
             shifted += 1
-    return {chr(c): b for b, c in zip(printable, chars)}
+    return {chr(c): b for b, c in zip(printable, chars, strict=True)}
 
 
 BYTE_LEVEL_ALPHABET = _byte_level_alphabet()
@@ -698,7 +698,8 @@ def parse_topk(answer: Any, schema: Schema, *, k: int = 4) -> dict[str, Any]:
     >>> parse_topk({"Agency": [{"value": "X", "probability": 1.3}]}, schema)
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: field Agency, candidates[0].probability must be a number within [0, 1]; found 1.3
+    confcal.exceptions.ValidationError: field Agency, candidates[0].probability must be a number
+    within [0, 1]; found 1.3
     """
     if not isinstance(schema, Schema):
         raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")

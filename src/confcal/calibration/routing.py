@@ -29,13 +29,13 @@ import numpy as np
 
 from .._counts import share_count
 from .._deprecation import renamed_keywords
-from ..metrics._ranking import Ranking
 from .._validation import (
     check_calibration_data,
     check_option,
     check_probability,
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
+from ..metrics._ranking import Ranking
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -124,7 +124,7 @@ def _at_least(num: np.ndarray, den: np.ndarray, target: float) -> np.ndarray:
     if tie.size:
         t = _as_written(target)
         ok[tie] = [int(k) * t.denominator >= t.numerator * int(m)
-                   for k, m in zip(num[tie], den[tie])]
+                   for k, m in zip(num[tie], den[tie], strict=True)]
     return ok
 
 
@@ -213,7 +213,9 @@ def threshold_for_accuracy(correct: ArrayLike, confidence: ArrayLike, *, target:
     ...                            lower_bound="clopper-pearson")
     ThresholdResult(threshold=inf, coverage=0.0, accuracy=nan)
     >>> print(caught[0].message)
-    no threshold reaches the target accuracy 0.9 (clopper-pearson lower bound at level 0.95; the best is 0.472871 at threshold 0.8, covering 50% of 8 predictions); returning threshold inf (accept nothing)
+    no threshold reaches the target accuracy 0.9 (clopper-pearson lower bound at level 0.95; the
+    best is 0.472871 at threshold 0.8, covering 50% of 8 predictions); returning threshold inf
+    (accept nothing)
     """
     r = _prepare(correct, confidence)
     target = check_probability(target, "target", open_low=True, open_high=False)

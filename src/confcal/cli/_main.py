@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..qa._command import add_qa_parser, run_qa
 from ..exceptions import ConfcalError, ValidationError
+from ..qa._command import add_qa_parser, run_qa
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -229,8 +229,8 @@ class _Console:
 
 
 def _load_schema(name: str) -> Any:
-    from ..scoring.schema import Schema
     from ..scoring.presets import FCC_INVOICE
+    from ..scoring.schema import Schema
 
     if name == "fcc-invoice":
         return FCC_INVOICE
@@ -407,9 +407,9 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
 
 
 def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
-    from ..scoring.io import iter_entities
     from ..report._render import check_destination, format_runs, staged_report, to_markdown
-    from ..report._runs import check_by, merge_summaries, runs_table, summarize_runs
+    from ..report._runs import check_by, compare_runs_sketched
+    from ..scoring.io import iter_entities
 
     if args.bootstrap:
         console.say("--sketch: no bootstrap intervals (they resample rows, which a sketch "
@@ -418,13 +418,10 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     if by is None:  # the metadata columns of the first table, as compare_runs; from its header
         first = next(iter_entities(args.entities[0], chunk_rows=1))
         by = check_by(None, first)
-    summaries: dict[Any, Any] = {}
-    for path in args.entities:
-        # only the required columns and the run columns are decoded (Parquet)
-        for chunk in iter_entities(path, columns=by):
-            summaries = merge_summaries(summaries, summarize_runs(chunk, by))
-    runs = runs_table(summaries, by or (), budgets=_budgets_or_default(args.budgets),
-                      n_bins=args.bins)
+    # only the required columns and the run columns are decoded (Parquet)
+    chunks = (chunk for path in args.entities for chunk in iter_entities(path, columns=by))
+    runs = compare_runs_sketched(chunks, by=by, budgets=_budgets_or_default(args.budgets),
+                                 n_bins=args.bins)
     out = Path(args.out)
     check_destination(out)
     with staged_report(out) as staging:

@@ -44,9 +44,9 @@ from typing import Any
 
 from .._validation import check_option
 from ..exceptions import ValidationError
-from ..scoring.presets import FCC_INVOICE
 from ..scoring._result import ExtractionResult
 from ..scoring._scoring import score_documents
+from ..scoring.presets import FCC_INVOICE
 
 __all__ = ["DemoCorpus", "DemoRun", "load_demo"]
 
@@ -79,7 +79,8 @@ class DemoRun:
 
     @property
     def metadata(self) -> dict[str, str]:
-        """The columns this run adds to every entity row: model, tier, pipeline, confidence_source."""
+        """The columns this run adds to every entity row: model, tier, pipeline,
+        confidence_source."""
         return {"model": self.model, "tier": self.tier, "pipeline": self.pipeline,
                 "confidence_source": self.confidence_source}
 
@@ -120,7 +121,8 @@ class DemoCorpus:
         --------
         >>> corpus = load_demo()
         >>> run = corpus.run("sim-verbalized", "high")
-        >>> run.predictions["fcc-001"]["Agency"]["candidates"][0]["probability"] in (0.9, 0.95, 0.99)
+        >>> run.predictions["fcc-001"]["Agency"]["candidates"][0]["probability"] in (0.9, 0.95,
+        ...                                                                          0.99)
         True
         """
         check_option(model, "model", self.models)
@@ -198,11 +200,13 @@ def load_demo() -> DemoCorpus:
     --------
     >>> corpus = load_demo()
     >>> len(corpus.truths), corpus.models, corpus.tiers
-    (75, ('sim-calibrated', 'sim-overconfident', 'sim-verbalized', 'sim-logprob'), ('clean', 'mild', 'moderate', 'high'))
+    (75, ('sim-calibrated', 'sim-overconfident', 'sim-verbalized', 'sim-logprob'), ('clean', 'mild',
+    'moderate', 'high'))
     >>> corpus.manifest["synthetic"]
     True
     >>> sorted(corpus.truths["fcc-001"])
-    ['Advertiser', 'Agency', 'AgencyCommission', 'GrossTotal', 'LineItems', 'NetAmountDue', 'PaymentTerms']
+    ['Advertiser', 'Agency', 'AgencyCommission', 'GrossTotal', 'LineItems', 'NetAmountDue',
+    'PaymentTerms']
     """
     manifest = json.loads(resources.files(_PACKAGE).joinpath("data/manifest.json").read_text())
     truths = _read_jsonl_gz(manifest["truth"])

@@ -207,7 +207,7 @@ _TOTAL = math.fsum(_DENSITY)
 @functools.cache  # one value per (invoice, tier, extractor, field)
 def _mean_sigmoid(a: float, s: float) -> float:
     """E[sigmoid(a + s Z)] for Z ~ N(0, 1)."""
-    return math.fsum(w * _sigmoid(a + s * z) for z, w in zip(_GRID, _DENSITY)) / _TOTAL
+    return math.fsum(w * _sigmoid(a + s * z) for z, w in zip(_GRID, _DENSITY, strict=True)) / _TOTAL
 
 
 # ------------------------------------------------------------------------ the invoices
@@ -456,7 +456,7 @@ def _leaf(model: str, s: _Stream, value: Any, confidence: float, alternatives: l
     alternatives = [alt for alt in alternatives if alt != value]
     rest = {0.99: [0.01], 0.95: [0.05], 0.9: [0.07, 0.03]}[confidence][: len(alternatives)]
     return {"candidates": [{"value": value, "probability": confidence}]
-            + [{"value": alt, "probability": p} for alt, p in zip(alternatives, rest)]}
+            + [{"value": alt, "probability": p} for alt, p in zip(alternatives, rest, strict=True)]}
 
 
 def _predict_cell(model: str, s: _Stream, cell: _Cell, error: bool, context: dict[str, Any]
@@ -623,12 +623,12 @@ def build() -> dict[str, bytes]:
     doc_ids = [f"fcc-{i:03d}" for i in range(1, N_INVOICES + 1)]
     truths = [make_invoice(i) for i in range(1, N_INVOICES + 1)]
     files = {"truth.jsonl.gz": _jsonl_gz([{"doc_id": d, "document": t}
-                                          for d, t in zip(doc_ids, truths)])}
+                                          for d, t in zip(doc_ids, truths, strict=True)])}
     runs = []
     for model, spec in MODELS.items():
         for tier in TIERS:
             records = [{"doc_id": d, "document": predict_invoice(i, t, tier, model)}
-                       for i, (d, t) in enumerate(zip(doc_ids, truths), start=1)]
+                       for i, (d, t) in enumerate(zip(doc_ids, truths, strict=True), start=1)]
             files[run_file(model, tier)] = _jsonl_gz(records)
             runs.append({"model": model, "tier": tier, "pipeline": spec["pipeline"],
                          "confidence_source": spec["confidence_source"],

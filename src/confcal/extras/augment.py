@@ -950,7 +950,9 @@ def make_pipeline(spec: Any, *, allow_unsafe: bool = False) -> Any:
     >>> make_pipeline({"post": [("Jpeg", {"quality_range": (25, 95)})]})  # doctest: +SKIP
     Traceback (most recent call last):
     ...
-    confcal.extras.augment.EnvelopeError: pipeline 'custom' must stay inside the OCR-safe envelope; found 1 violation: phase 'post', post[0] Jpeg.quality_range: jpeg_quality must be within [70, 95]; found (25, 95) (pass allow_unsafe=True to build it anyway)
+    confcal.extras.augment.EnvelopeError: pipeline 'custom' must stay inside the OCR-safe envelope;
+    found 1 violation: phase 'post', post[0] Jpeg.quality_range: jpeg_quality must be within [70,
+    95]; found (25, 95) (pass allow_unsafe=True to build it anyway)
     """
     spec = _as_spec(spec, "spec")
     _check(spec, allow_unsafe)

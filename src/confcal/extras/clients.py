@@ -176,7 +176,8 @@ class ChatResponse:
     top_logprobs : tuple or None
         Per token, a tuple of ``{"token", "logprob"}`` dicts (the alternatives).
     token_style : str
-        How ``tokens`` spell bytes (see :mod:`confcal.calibration.confidence`): ``"byte-level"`` when
+        How ``tokens`` spell bytes (see :mod:`confcal.calibration.confidence`): ``"byte-level"``
+        when
         the API gave each token's bytes, ``"text"`` otherwise.
     usage : mapping of str to int
         Token counts as the provider reports them.

@@ -50,11 +50,11 @@ import numpy as np
 
 from .._files import atomic_write, read_json_object
 from .._validation import check_option, check_positive_int, is_missing, is_real
-from ..scoring.comparators import Date, Exact, Number, Text
 from ..calibration.confidence import METHODS, confidences_from_logprobs, parse_topk
 from ..exceptions import ConfcalError, ValidationError
-from ..scoring.schema import Field, Items, Schema
+from ..scoring.comparators import Date, Exact, Number, Text
 from ..scoring.presets import FCC_INVOICE
+from ..scoring.schema import Field, Items, Schema
 from ._optional import progress, require
 from .clients import ChatClient, ChatRequest, ChatResponse, ModelCallError
 
@@ -386,7 +386,8 @@ def extract_logprob(client: ChatClient, schema: Schema, *, image: Any = None,
     Parameters
     ----------
     client : ChatClient
-        A client with ``supports_logprobs`` (:class:`~confcal.extras.clients.OpenAICompatibleClient`).
+        A client with ``supports_logprobs``
+        (:class:`~confcal.extras.clients.OpenAICompatibleClient`).
     schema : Schema
     image, ocr : optional
         As :func:`extract_verbalized`.

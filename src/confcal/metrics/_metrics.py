@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._counts import share_count
-from ._ranking import Ranking, dot_no_blas, scale_weights, squared_error_sum
 from .._signature import calibration_signature
 from .._validation import (
     check_budget,
@@ -41,6 +40,7 @@ from .._validation import (
     check_sample_weight,
 )
 from ..exceptions import UndefinedMetricWarning
+from ._ranking import Ranking, dot_no_blas, scale_weights, squared_error_sum
 
 if TYPE_CHECKING:
     # pandas is imported inside the functions that build a DataFrame: the scalar metrics
@@ -199,7 +199,7 @@ def ranking_bins(r: Ranking, n_bins: int, binning: str) -> _Bins:
     else:
         # Summed per slice, not as differences of prefix sums: a bin of weight 1e-9 after
         # a prefix of 1.0 would lose 8 digits to cancellation (found by Hypothesis).
-        sums = np.array([r.weight_sums(int(a), int(b)) for a, b in zip(start, stop)])
+        sums = np.array([r.weight_sums(int(a), int(b)) for a, b in zip(start, stop, strict=True)])
         correct = sums[:, 0]
         weight = sums[:, 0] + sums[:, 1]
     keep = (stop > start) & (weight > 0)  # empty (or weightless) bins are dropped

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._ranking import Ranking, dot_no_blas, pack_keys, scale_weights
 from .._validation import (
     check_budget,
     check_calibration_data,
@@ -36,13 +35,14 @@ from .._validation import (
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ._metrics import (
     BINNINGS,
-    ranked_auroc,
-    ranking_bins,
     ecarb_value,
     ece_from_bins,
     mce_from_bins,
+    ranked_auroc,
+    ranking_bins,
     weight_unit,
 )
+from ._ranking import Ranking, dot_no_blas, pack_keys, scale_weights
 
 if TYPE_CHECKING:  # pandas loads when an interval table is built, not on import
     import pandas as pd

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._counts import whole_floor_array
-from ._ranking import Ranking, Weights, dot_no_blas, pack_keys, squared_error_sum
 from .._validation import (
     check_budgets,
     check_calibration_data,
@@ -39,15 +38,16 @@ from ._metrics import (
     BINNINGS,
     DEFAULT_BUDGETS,
     CalibrationReport,
-    ranked_auroc,
-    ranking_bins,
     bins_frame,
     ecarb_value,
     ece_from_bins,
     mce_from_bins,
-    undefined_metric,
+    ranked_auroc,
+    ranking_bins,
     review_weight,
+    undefined_metric,
 )
+from ._ranking import Ranking, Weights, dot_no_blas, pack_keys, squared_error_sum
 
 if TYPE_CHECKING:  # pandas loads in error_bounds, not on import: the metrics cost numpy
     import pandas as pd
@@ -76,10 +76,12 @@ def _check_resolution(resolution: Any) -> int | None:
     if resolution is None:
         return None
     if isinstance(resolution, bool) or not isinstance(resolution, (int, float, np.floating)):
-        raise ValidationError(f"resolution must be None or a number in (0, 1]; found {resolution!r}")
+        raise ValidationError(
+            f"resolution must be None or a number in (0, 1]; found {resolution!r}")
     r = float(resolution)
     if not (0.0 < r <= 1.0):
-        raise ValidationError(f"resolution must be None or a number in (0, 1]; found {resolution!r}")
+        raise ValidationError(
+            f"resolution must be None or a number in (0, 1]; found {resolution!r}")
     m = round(1.0 / r)
     if abs(m * r - 1.0) > 1e-9:
         raise ValidationError(
@@ -301,7 +303,8 @@ class CalibrationSketch:
     def merge(self, other: CalibrationSketch) -> CalibrationSketch:
         """The sketch of both inputs. Associative and commutative (exact for counts)."""
         if not isinstance(other, CalibrationSketch):
-            raise ValidationError(f"other must be a CalibrationSketch; found {type(other).__name__}")
+            raise ValidationError(
+                f"other must be a CalibrationSketch; found {type(other).__name__}")
         if self.resolution != other.resolution:
             raise ValidationError(
                 f"sketches must share a resolution to merge; found {self.resolution!r} "

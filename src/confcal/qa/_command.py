@@ -164,7 +164,8 @@ def _interval(low: float, high: float) -> str:
 
 def _accuracy_view(table: Any) -> Any:
     view = table.copy()
-    view["95% CI"] = [_interval(lo, hi) for lo, hi in zip(view["ci_low"], view["ci_high"])]
+    view["95% CI"] = [_interval(lo, hi) for lo, hi in zip(view["ci_low"], view["ci_high"],
+                                                          strict=True)]
     return view.drop(columns=["ci_low", "ci_high"])
 
 

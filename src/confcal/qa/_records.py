@@ -185,7 +185,9 @@ def check_records(records: Any, *, require_answer: bool = True) -> pd.DataFrame:
     >>> check_records(rows)
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: records: qtype must be one of 'text-only', 'multimodal', 'meta-data', 'unanswerable'; found 1 value breaking it, first at index 0 ('una') (DocBench's own labels 'una', 'multimodal-f' and 'multimodal-t' are read by load_docbench)
+    confcal.exceptions.ValidationError: records: qtype must be one of 'text-only', 'multimodal',
+    'meta-data', 'unanswerable'; found 1 value breaking it, first at index 0 ('una') (DocBench's own
+    labels 'una', 'multimodal-f' and 'multimodal-t' are read by load_docbench)
     >>> rows[0]["qtype"] = "text-only"
     >>> check_records(rows).columns.tolist()
     ['doc_id', 'question', 'reference', 'answer', 'domain', 'qtype']
@@ -236,7 +238,9 @@ def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
     >>> load_records(folder / "r.jsonl")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: records: every record must have the keys doc_id, question, reference, answer, domain, qtype; found 1 records without some, first at .../r.jsonl, line 2 (no question, reference, answer, domain, qtype)
+    confcal.exceptions.ValidationError: records: every record must have the keys doc_id, question,
+    reference, answer, domain, qtype; found 1 records without some, first at .../r.jsonl, line 2 (no
+    question, reference, answer, domain, qtype)
     """
     path = Path(path)
     if not path.is_file():

@@ -87,7 +87,7 @@ def _verdict_arrays(verdicts: Any, n: int, name: str, frame: pd.DataFrame | None
         raise bad_values("verdicts", name, "a Verdict, 1, 0 or None", bad, values, None)
     if statuses is not None:
         # A stored status column says which missing scores were unparseable replies.
-        wrong = [i for i, (s, x) in enumerate(zip(statuses, scores))
+        wrong = [i for i, (s, x) in enumerate(zip(statuses, scores, strict=True))
                  if not _consistent(s, float(x))]
         if wrong:
             raise bad_values("verdicts", status_column,
@@ -183,7 +183,7 @@ def _label(value: Any) -> str:
 def _sort_key(columns: tuple[str, ...], key: tuple[str, ...]) -> tuple[Any, ...]:
     """DocBench's order for domains and types, then alphabetical."""
     out: list[Any] = []
-    for column, label in zip(columns, key):
+    for column, label in zip(columns, key, strict=True):
         order = _KNOWN_ORDER.get(column, ())
         out.append((order.index(label) if label in order else len(order), label))
     return tuple(out)
@@ -261,7 +261,7 @@ def accuracy_table(records: Any, verdicts: Any, *,
             # Groups are told apart by their labels, so that missing values (None, NaN)
             # form one "(missing)" group instead of being dropped as pandas' groupby would.
             keys = [tuple(_label(v) for v in values)
-                    for values in zip(*(frame[c].tolist() for c in columns))]
+                    for values in zip(*(frame[c].tolist() for c in columns), strict=True)]
             index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
             codes = np.array([index[key] for key in keys])
             present = {keys[i] for i in np.flatnonzero(part)}
@@ -275,7 +275,7 @@ def accuracy_table(records: Any, verdicts: Any, *,
     with np.errstate(invalid="ignore", divide="ignore"):
         table["accuracy"] = np.where(judged > 0, correct / np.maximum(judged, 1), math.nan)
     bounds = [_wilson(int(k), int(m), z) if m > 0 else (math.nan, math.nan)
-              for k, m in zip(correct, judged)]
+              for k, m in zip(correct, judged, strict=True)]
     table["ci_low"] = [b[0] for b in bounds]
     table["ci_high"] = [b[1] for b in bounds]
     empty = np.flatnonzero(judged == 0)

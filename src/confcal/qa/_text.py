@@ -14,8 +14,8 @@ from datetime import date
 
 from rapidfuzz.distance import Levenshtein
 
-from ..scoring.comparators import parse_date, parse_number
 from ..exceptions import ValidationError
+from ..scoring.comparators import parse_date, parse_number
 
 __all__ = [
     "Dates",

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._deprecation import renamed_keywords
 from .._files import check_destination as _check_folder
 from .._files import staged_folder
-from .._deprecation import renamed_keywords
 from .._signature import table_signature
 from .._validation import check_budgets, check_positive_int, is_missing
 from ..exceptions import UndefinedMetricWarning, ValidationError
-from ..scoring.io import check_entities
 from ..metrics._metrics import DEFAULT_BUDGETS
+from ..scoring.io import check_entities
 from ._runs import check_by, compare_runs
 
 __all__ = ["WrittenReport", "format_runs", "to_html", "to_markdown", "write_report"]
@@ -86,7 +86,8 @@ def format_runs(runs: pd.DataFrame, *, digits: int = 3) -> pd.DataFrame:
             if f"{name}_low" in runs.columns:
                 text = [f"{t} [{_number(lo, digits)}, {_number(hi, digits)}]"
                         if t != "n/a" else t
-                        for t, lo, hi in zip(text, runs[f"{name}_low"], runs[f"{name}_high"])]
+                        for t, lo, hi in zip(text, runs[f"{name}_low"], runs[f"{name}_high"],
+                                             strict=True)]
         else:
             text = ["n/a" if is_missing(v, blank=False) else str(v) for v in values]
         header = _HEADERS.get(name, name)
@@ -176,12 +177,12 @@ def _short(key: Sequence[Any]) -> str:
 
 
 def _reliability_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
-    from .plots import panel_grid, figure_png, reliability_diagram
+    from .plots import figure_png, panel_grid, reliability_diagram
 
     groups = _groups(frame, by)
     shown = groups[:_MAX_PANELS]
     fig, axes = panel_grid(len(shown))
-    for i, ((key, group), ax) in enumerate(zip(shown, axes)):
+    for i, ((key, group), ax) in enumerate(zip(shown, axes, strict=True)):
         correct, conf = _calibration_rows(group)
         if conf.size == 0:
             ax.set_axis_off()
@@ -198,14 +199,14 @@ def _reliability_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, 
 
 
 def _ecarb_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
-    from .plots import panel_grid, figure_png, ecarb_curve
+    from .plots import ecarb_curve, figure_png, panel_grid
 
     # one panel per value of the first `by` column, a curve per value of the others
     panel_by, curve_by = (by[:1], by[1:]) if len(by) > 1 else ((), by)
     panels = _groups(frame, panel_by)[:_MAX_PANELS]
     fig, axes = panel_grid(len(panels), ncols=2, size=4.2)
     dropped = 0
-    for (panel_key, panel), ax in zip(panels, axes):
+    for (panel_key, panel), ax in zip(panels, axes, strict=True):
         curves = _groups(panel, curve_by)
         dropped += max(0, len(curves) - _MAX_CURVES)
         drawn = False
@@ -229,7 +230,7 @@ def _ecarb_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
 
 
 def _auroc_figure(runs: pd.DataFrame) -> bytes:
-    from .plots import figure_png, auroc_vs_woa
+    from .plots import auroc_vs_woa, figure_png
 
     return figure_png(auroc_vs_woa(runs))
 
@@ -333,7 +334,7 @@ def _confident_errors(frame: pd.DataFrame, by: Sequence[str], limit: int) -> pd.
     missing = pd.Series(pd.NA, index=top.index)
     out = top[list(dict.fromkeys([*by, "doc_id"]))].copy()
     out["field"] = [_entity_path(f, t, p) for f, t, p in zip(
-        top["field"], top.get("truth_index", missing), top.get("pred_index", missing))]
+        top["field"], top.get("truth_index", missing), top.get("pred_index", missing), strict=True)]
     for c in ("truth", "prediction"):
         if c in top:
             out[c] = ["(missing)" if is_missing(v) else v for v in top[c]]
@@ -461,7 +462,8 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     ...     written = write_report(entities, pathlib.Path(tmp) / "report", by="model",
     ...                            n_resamples=0)
     ...     sorted(p.name for p in written.directory.iterdir())
-    ['auroc_vs_woa.png', 'ecarb_curve.png', 'metrics.csv', 'reliability.png', 'report.html', 'report.md']
+    ['auroc_vs_woa.png', 'ecarb_curve.png', 'metrics.csv', 'reliability.png', 'report.html',
+    'report.md']
     """
     say = status or (lambda message: None)
     frame = check_entities(entities)

@@ -30,10 +30,10 @@ from .._validation import (
     check_seed,
     is_missing,
 )
-from ..metrics.bootstrap import bootstrap_ci
 from ..exceptions import UndefinedMetricWarning, ValidationError
-from ..scoring.io import check_entities
 from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, CalibrationReport, calibration_report
+from ..metrics.bootstrap import bootstrap_ci
+from ..metrics.sketch import CalibrationSketch
 from ..scoring._result import ENTITY_COLUMNS
 from ..scoring._totals import (
     UNDEFINED,
@@ -43,7 +43,7 @@ from ..scoring._totals import (
     outcome_codes,
     woa_from_sums,
 )
-from ..metrics.sketch import CalibrationSketch
+from ..scoring.io import check_entities
 
 __all__ = ["RunSummary", "compare_runs", "compare_runs_sketched", "merge_summaries",
            "runs_table", "summarize_runs"]
@@ -70,7 +70,7 @@ def check_by(by: Any, frame: pd.DataFrame) -> tuple[str, ...]:
 def _group_label(by: Sequence[str], key: Sequence[Any]) -> str:
     if not by:
         return "all entities"
-    return ", ".join(f"{c}={v!r}" for c, v in zip(by, key))
+    return ", ".join(f"{c}={v!r}" for c, v in zip(by, key, strict=True))
 
 
 def _warn(label: str, message: str) -> None:
@@ -294,7 +294,7 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
         groups = [((), frame)]
     rows = []
     for key, group in groups:
-        row = dict(zip(by, key))
+        row = dict(zip(by, key, strict=True))
         row.update(_run_metrics(group, _group_label(by, key), budgets=budgets,
                                 n_resamples=n_resamples, n_bins=n_bins, binning=binning,
                                 level=level, seed=seed))
@@ -336,7 +336,8 @@ class RunSummary:
 
     @classmethod
     def from_entities(cls, entities: pd.DataFrame) -> RunSummary:
-        """Summarise rows of one run; they are checked with :func:`~confcal.scoring.io.check_entities`."""
+        """Summarise rows of one run; they are checked with
+        :func:`~confcal.scoring.io.check_entities`."""
         return cls._from_checked(check_entities(entities))
 
     @classmethod
@@ -419,7 +420,7 @@ def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], 
         raise ValidationError("summaries must hold at least one group; found 0")
     rows = []
     for key, summary in summaries.items():
-        row = dict(zip(by, key))
+        row = dict(zip(by, key, strict=True))
         row.update(summary.metrics(_group_label(by, key), budgets=budgets, n_bins=n_bins,
                                    binning=binning))
         rows.append(row)

@@ -300,7 +300,7 @@ def degradation_tiers(entities: pd.DataFrame, *, baseline: str = "original",
               else [((), per_doc)])
     for group_key, group in groups:
         group_key = group_key if isinstance(group_key, tuple) else (group_key,)
-        label = dict(zip(by, group_key))
+        label = dict(zip(by, group_key, strict=True))
         pipelines = list(dict.fromkeys(group.index.get_level_values("pipeline")))
         if baseline not in pipelines:
             where = f" for {label}" if by else ""

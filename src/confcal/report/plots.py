@@ -158,7 +158,7 @@ def reliability_diagram(correct: Any, confidence: Any, *, n_bins: int = 10,
         x_text = x
     # counts sit above the taller of the bar and its gap, so neither hides them
     tops = np.maximum(shown["accuracy"], shown["mean_confidence"])
-    for x, top, count in zip(x_text, tops, shown["count"]):
+    for x, top, count in zip(x_text, tops, shown["count"], strict=True):
         ax.annotate(f"{count:,}", (x, top), xytext=(0, 2), textcoords="offset points",
                     ha="center", va="bottom", fontsize=7, color="0.2")
     if len(hidden):
@@ -306,7 +306,7 @@ def auroc_vs_woa(runs: pd.DataFrame, *, label: str | Sequence[str] | None = None
             ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="none", ecolor=colours[key],
                         alpha=0.5, lw=1)
         ax.scatter(x, y, color=colours[key], s=28, label=_plain(key), zorder=3)
-        for (_, row), xi, yi in zip(group.iterrows(), x, y):
+        for (_, row), xi, yi in zip(group.iterrows(), x, y, strict=True):
             rest = " / ".join(str(row[c]) for c in columns[1:])
             if rest:
                 ax.annotate(_plain(rest), (xi, yi), xytext=(4, 3), textcoords="offset points",

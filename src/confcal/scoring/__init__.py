@@ -9,10 +9,10 @@ conventions in a private module) and :mod:`~confcal.scoring.io` (entity tables o
 Imports only the foundation and :mod:`confcal.metrics` (docs/architecture.md).
 """
 
-from ._totals import ExtractionTotals
 from ._result import ENTITY_COLUMNS, OUTCOMES, ExtractionResult
 from ._scoring import score_documents
 from ._stream import score_documents_iter
+from ._totals import ExtractionTotals
 
 __all__ = [
     "ENTITY_COLUMNS",

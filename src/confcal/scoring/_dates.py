@@ -15,7 +15,6 @@ import numpy as np
 
 from .._validation import is_missing
 from ..exceptions import ValidationError
-
 from ._kernels import CACHE_SIZE, BatchedMethods, check_bool
 from ._text import Exact, Parsed, with_fallback
 
@@ -183,7 +182,8 @@ def parse_date(text: Any, *, dayfirst: bool = False) -> date:
     >>> parse_date("March 2024")
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: text must be a complete calendar date (year, month and day); found 'March 2024'
+    confcal.exceptions.ValidationError: text must be a complete calendar date (year, month and day);
+    found 'March 2024'
     """
     check_bool(dayfirst, "dayfirst")
     parsed = _date_or_none(text, dayfirst)
@@ -244,7 +244,7 @@ class Date(BatchedMethods):
         dayfirst, cached = self.dayfirst, _ordinal_cached
         ordinals = np.array([
             0 if miss else cached(v, dayfirst) if type(v) is str else _ordinal(v, dayfirst)
-            for v, miss in zip(values, missing.tolist())
+            for v, miss in zip(values, missing.tolist(), strict=True)
         ], dtype=np.int64).reshape(len(values))
         return Parsed(ordinals, (ordinals == 0) & ~missing, values, missing)
 

@@ -242,7 +242,8 @@ def read_documents(path: str | os.PathLike[str]) -> dict[Any, dict[str, Any]]:
     ...     read_documents(path)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: .../truth.jsonl, line 2: must be valid JSON; found an error at column 53: Expecting ',' delimiter
+    confcal.exceptions.ValidationError: .../truth.jsonl, line 2: must be valid JSON; found an error
+    at column 53: Expecting ',' delimiter
     """
     return _read_documents(path)[0]
 

@@ -131,7 +131,8 @@ class BatchedMethods:
 
     def pairwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
         """``(len(truths), len(predictions))`` similarity matrix."""
-        return kernel_pairwise(self, truths, predictions, missing_mask(truths), missing_mask(predictions))
+        return kernel_pairwise(self, truths, predictions, missing_mask(truths),
+                               missing_mask(predictions))
 
     def elementwise(self, truths: Sequence[Any], predictions: Sequence[Any]) -> np.ndarray:
         """Similarity of ``truths[i]`` and ``predictions[i]`` for every i."""
@@ -179,7 +180,8 @@ class CallableKernel:
         self.comparator = comparator
         self.fields = tuple(fields)
 
-    def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> tuple[Sequence[Any], np.ndarray]:
+    def _prepare(self, values: Sequence[Any],
+                 missing: np.ndarray) -> tuple[Sequence[Any], np.ndarray]:
         return values, missing
 
     def _pairs(self, pt: tuple[Sequence[Any], np.ndarray], pp: tuple[Sequence[Any], np.ndarray],
@@ -298,7 +300,8 @@ class BatchedKernel:
         (tv, tm), (pv, pm) = pt, pp
         out = np.zeros(int((m * n).sum()))  # cells with a missing side: fix_missing
         at = 0
-        for ts, mm, ps, nn in zip(t_start.tolist(), m.tolist(), p_start.tolist(), n.tolist()):
+        for ts, mm, ps, nn in zip(t_start.tolist(), m.tolist(), p_start.tolist(), n.tolist(),
+                                  strict=True):
             size = mm * nn
             rows = np.flatnonzero(~tm[ts:ts + mm])
             cols = np.flatnonzero(~pm[ps:ps + nn])

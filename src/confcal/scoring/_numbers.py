@@ -16,7 +16,6 @@ import numpy as np
 
 from .._validation import is_missing
 from ..exceptions import ValidationError
-
 from ._kernels import CACHE_SIZE, BatchedMethods
 from ._text import Exact, Parsed, with_fallback
 
@@ -157,7 +156,8 @@ def parse_number(text: Any, *, decimal: str = ".") -> float:
     >>> parse_number("1,5")
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: text must be a number (digit groups must be separated every 3 digits with decimal='.'); found '1,5'
+    confcal.exceptions.ValidationError: text must be a number (digit groups must be separated every
+    3 digits with decimal='.'); found '1,5'
     """
     _check_decimal(decimal)
     if isinstance(text, (bool, np.bool_)):
@@ -273,7 +273,7 @@ class Number(BatchedMethods):
         dec, cached = self.decimal, _parse_number_cached
         parsed = np.array([
             math.nan if miss else cached(v, dec) if type(v) is str else _number_or_nan(v, dec)
-            for v, miss in zip(values, missing.tolist())
+            for v, miss in zip(values, missing.tolist(), strict=True)
         ], dtype=np.float64).reshape(len(values))
         return Parsed(parsed, np.isnan(parsed) & ~missing, values, missing)
 

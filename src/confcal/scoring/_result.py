@@ -91,7 +91,8 @@ class ExtractionResult:
         """The sums behind :attr:`woa`, :attr:`precision`, :attr:`recall` and :attr:`f1`
         (mergeable across chunks: :class:`~confcal.scoring.ExtractionTotals`)."""
         e = self.entities
-        return ExtractionTotals.from_codes(outcome_codes(e["outcome"]), e["weight"].to_numpy(np.float64),
+        return ExtractionTotals.from_codes(outcome_codes(e["outcome"]),
+                                           e["weight"].to_numpy(np.float64),
                                            e["similarity"].to_numpy(np.float64))
 
     def _metric(self, name: str) -> float:

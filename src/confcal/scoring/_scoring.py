@@ -33,8 +33,9 @@ import numpy as np
 import pandas as pd
 
 from .._signature import SIGNATURE_ATTR
-from .._version import __version__
 from .._validation import is_missing
+from .._version import __version__
+from ..exceptions import ValidationError
 from ._kernels import (
     block_pairs,
     elementwise_similarity,
@@ -42,11 +43,10 @@ from ._kernels import (
     kernel,
     missing_flags,
 )
-from ..exceptions import ValidationError
-from .matching import assign_pairs, item_similarity
-from .predictions import FAST_SCALARS, check_scalar, LeafError, unwrap_leaf
-from .schema import Field, Items, Schema
 from ._result import ENTITY_COLUMNS, OUTCOMES, ExtractionResult
+from .matching import assign_pairs, item_similarity
+from .predictions import FAST_SCALARS, LeafError, check_scalar, unwrap_leaf
+from .schema import Field, Items, Schema
 
 __all__ = ["extraction_signature", "score_documents"]
 
@@ -96,7 +96,8 @@ def _doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
                 f"{name} doc ids must be hashable; found {doc_id!r} at position {i}", index=i
             ) from None
         if is_missing(doc_id):
-            raise ValidationError(f"{name} doc ids must not be missing; found {doc_id!r} at position {i}",
+            raise ValidationError(f"{name} doc ids must not be missing; found {doc_id!r} at "
+                                  f"position {i}",
                                   index=i)
         if doc_id in first_at:
             raise ValidationError(
@@ -115,7 +116,8 @@ def _metadata_columns(
         return {}
     if not isinstance(metadata, Mapping):
         raise ValidationError(
-            f"metadata must be a mapping doc_id -> {{column: value}}; found {type(metadata).__name__}"
+            f"metadata must be a mapping doc_id -> {{column: value}}; "
+            f"found {type(metadata).__name__}"
         )
     absent = [d for d in metadata if d not in doc_pos]
     if absent:
@@ -316,7 +318,7 @@ class _ItemsField:
         self.specs = list(spec.fields.values())
         # chosen by capability: built-in kernels, a BatchedComparator's batches, or pair by pair
         self.kernels = [kernel(f.comparator, (f"{name}.{sub}",))
-                        for sub, f in zip(self.subs, self.specs)]
+                        for sub, f in zip(self.subs, self.specs, strict=True)]
         self.codes = np.arange(first_code, first_code + len(self.subs), dtype=np.int64)
         # Item i of the b-th collected document is truth_items[t_start[b] + i].
         self.truth_items: list[Any] = []
@@ -423,8 +425,10 @@ class _ItemsField:
         pred_flags = [missing_flags(col) for col in pred_cols]
         tm = [np.array(f, dtype=bool).reshape(len(f)) for f in truth_flags]
         pm = [np.array(f, dtype=bool).reshape(len(f)) for f in pred_flags]
-        prepared_t = [kern._prepare(col, mask) for kern, col, mask in zip(self.kernels, truth_cols, tm)]
-        prepared_p = [kern._prepare(col, mask) for kern, col, mask in zip(self.kernels, pred_cols, pm)]
+        prepared_t = [kern._prepare(col, mask)
+                      for kern, col, mask in zip(self.kernels, truth_cols, tm, strict=True)]
+        prepared_p = [kern._prepare(col, mask)
+                      for kern, col, mask in zip(self.kernels, pred_cols, pm, strict=True)]
         truth_base = np.empty(k, dtype=np.int64)
         pred_base = np.empty(k, dtype=np.int64)
         for s in range(k):
@@ -459,7 +463,7 @@ class _ItemsField:
         """Assign items document by document, then build the rows of all of them at once."""
         block_start = np.cumsum(m * n) - m * n
         rows, cols, lone_truth, lone_pred = [], [], [], []
-        for start, mb, nb in zip(block_start.tolist(), m.tolist(), n.tolist()):
+        for start, mb, nb in zip(block_start.tolist(), m.tolist(), n.tolist(), strict=True):
             r, c, lt, lp = assign_pairs(item_sim[start:start + mb * nb].reshape(mb, nb), threshold)
             rows.append(r)
             cols.append(c)
@@ -591,12 +595,15 @@ def score_documents(
     --------
     >>> from confcal.scoring.comparators import Number, Text
     >>> schema = Schema({"Agency": Field(Text()),
-    ...                  "LineItems": Items({"Description": Field(Text()), "Rate": Field(Number())})})
+    ...                  "LineItems": Items({"Description": Field(Text()),
+    ...                                      "Rate": Field(Number())})})
     >>> truth = {"inv-1": {"Agency": "ACME Media",
     ...                    "LineItems": [{"Description": "News at 6", "Rate": "100.00"}]}}
     >>> pred = {"inv-1": {"Agency": {"value": "ACME Media", "confidence": 0.9},
-    ...                   "LineItems": [{"Description": "News at 6", "Rate": {"value": 150, "confidence": 0.8}},
-    ...                                 {"Description": "Weather", "Rate": {"value": 40, "confidence": 0.99}}]}}
+    ...                   "LineItems": [{"Description": "News at 6", "Rate": {"value": 150,
+    ...                                                                       "confidence": 0.8}},
+    ...                                 {"Description": "Weather", "Rate": {"value": 40,
+    ...                                                                     "confidence": 0.99}}]}}
     >>> result = score_documents(schema, truth, pred)
     >>> result.entities[["field", "truth_index", "pred_index", "outcome", "confidence"]]
                       field  truth_index  pred_index outcome  confidence
@@ -794,7 +801,8 @@ def _assemble(
     for column, values in meta.items():
         columns[column] = pd.Series(values[doc], dtype=object).infer_objects()
     entities = pd.DataFrame(columns, copy=False)
-    counts = {label: int(c) for label, c in zip(OUTCOMES, np.bincount(outcome, minlength=5))}
+    counts = {label: int(c) for label, c in zip(OUTCOMES, np.bincount(outcome, minlength=5),
+                                                strict=True)}
     counts["documents"] = len(doc_ids)
     counts.update(tally)
     counts["without_confidence"] = int(np.isnan(confidence).sum())

@@ -1,4 +1,5 @@
-"""Scoring under stickler-eval 1.0.0's conventions: ``score_documents(..., conventions="stickler-1.0")``.
+"""Scoring under stickler-eval 1.0.0's conventions: ``score_documents(...,
+conventions="stickler-1.0")``.
 
 stickler-eval 1.0.0 is the scorer the ConfBench paper used. This module reproduces, for a
 confcal :class:`~confcal.scoring.schema.Schema`, what stickler's FCC-equivalent models report:
@@ -61,9 +62,9 @@ import pandas as pd
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from .comparators import Date, Number, Text
 from ..exceptions import ValidationError
-from .predictions import check_scalar, LeafError, unwrap_leaf
+from .comparators import Date, Number, Text
+from .predictions import LeafError, check_scalar, unwrap_leaf
 from .schema import Field, Items, Schema
 
 CONVENTIONS: tuple[str, ...] = ("confcal", "stickler-1.0")
@@ -444,7 +445,7 @@ def _item_similarity(
     m, n = len(truth_cols[0]), len(pred_cols[0])
     total = np.zeros((m, n))
     weight = np.zeros((m, n))
-    for spec, tc, pc in zip(specs, truth_cols, pred_cols):
+    for spec, tc, pc in zip(specs, truth_cols, pred_cols, strict=True):
         ta = np.array([absent(v) for v in tc], dtype=bool)
         pa = np.array([absent(v) for v in pc], dtype=bool)
         both = ta[:, None] & pa[None, :]
@@ -667,7 +668,8 @@ def _score_items(
             table.excluded += k * len(truth_items)
         return
     truth_cols = [
-        [_truth_value(item.get(s), doc_id, f"{name}[{i}].{s}") for i, item in enumerate(truth_items)]
+        [_truth_value(item.get(s), doc_id, f"{name}[{i}].{s}")
+         for i, item in enumerate(truth_items)]
         for s in subs
     ]
     pred_cols, conf_cols = [], []
@@ -689,7 +691,7 @@ def _score_items(
         table.whole[_FN] += m - len(pairs)
         return
     for i, j in good:
-        for k_sub, (spec, code) in enumerate(zip(specs, codes)):
+        for k_sub, (spec, code) in enumerate(zip(specs, codes, strict=True)):
             t, p = truth_cols[k_sub][i], pred_cols[k_sub][j]
             table.add(pos, code, i, j, t, p, conf_cols[k_sub][j], item_leaf(spec, t, p), spec,
                       items.weight * spec.weight)
@@ -708,7 +710,8 @@ def score(
     fields: list[tuple[str, Field | Items, Any]] = []
     for name, spec in schema.fields.items():
         if isinstance(spec, Items):
-            fields.append((name, spec, [_leaf_spec(f, f"{name}.{s}") for s, f in spec.fields.items()]))
+            fields.append((name, spec, [_leaf_spec(f, f"{name}.{s}")
+                                        for s, f in spec.fields.items()]))
         else:
             fields.append((name, spec, _leaf_spec(spec, name)))
     known = frozenset(schema.fields)

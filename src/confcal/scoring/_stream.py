@@ -92,11 +92,13 @@ def score_documents_iter(
     >>> list(score_documents_iter(schema, [("a", {}, None), ("a", {}, None)]))
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: pairs must not repeat a doc id; found 'a' at positions 0 and 1
+    confcal.exceptions.ValidationError: pairs must not repeat a doc id; found 'a' at positions 0 and
+    1
     """
     if not isinstance(schema, Schema):
         raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+    if (isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer))
+            or chunk_size < 1):
         raise ValidationError(f"chunk_size must be an integer >= 1; found {chunk_size!r}")
     if not isinstance(strict, bool):
         raise ValidationError(f"strict must be True or False; found {strict!r}")

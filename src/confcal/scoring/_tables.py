@@ -249,7 +249,8 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
     ...     read_entities(path)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: .../entities.csv: column confidence must be empty or within [0, 1]; found 1 value breaking it, first on line 3 (1.5)
+    confcal.exceptions.ValidationError: .../entities.csv: column confidence must be empty or within
+    [0, 1]; found 1 value breaking it, first on line 3 (1.5)
     """
     path, suffix = _existing_entity_table(path)
     text_columns = {c: str for c in ("doc_id", "field", "outcome", *_VALUE_COLUMNS)}
@@ -311,7 +312,8 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
     >>> entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = write_entities(entities, pathlib.Path(tmp) / "entities.csv")
-    ...     sizes = [len(c.columns) for c in iter_entities(path, columns=["model"], chunk_rows=2_500)]
+    ...     sizes = [len(c.columns) for c in iter_entities(path, columns=["model"],
+    ...                                                    chunk_rows=2_500)]
     >>> len(sizes), sizes[0]   # 6,155 rows in chunks of 2,500; 7 required columns and model
     (3, 8)
     """
@@ -412,7 +414,8 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
     >>> check_entities(table)
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: entities: column correct must be true exactly for TP and TN outcomes; found 1 value breaking it, first on row 1 (True)
+    confcal.exceptions.ValidationError: entities: column correct must be true exactly for TP and TN
+    outcomes; found 1 value breaking it, first on row 1 (True)
     """
     if not isinstance(entities, pd.DataFrame):
         raise ValidationError(

@@ -15,7 +15,6 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from .._validation import is_missing
-
 from ._kernels import CACHE_SIZE, BatchedMethods, check_bool, codes
 
 NEAR_EXACT_THRESHOLD: float = 0.9
@@ -80,7 +79,7 @@ def normalized(values: Sequence[Any], missing: np.ndarray, ignore_punctuation: b
     norm = _normalize_str
     return [
         "" if miss else norm(v if type(v) is str else str(v), ignore_punctuation)
-        for v, miss in zip(values, missing.tolist())
+        for v, miss in zip(values, missing.tolist(), strict=True)
     ]
 
 
@@ -154,7 +153,8 @@ class Text(BatchedMethods):
         sizes = m * n
         out = np.empty(int(sizes.sum()))
         at = 0
-        for ts, mm, ps, nn in zip(t_start.tolist(), m.tolist(), p_start.tolist(), n.tolist()):
+        for ts, mm, ps, nn in zip(t_start.tolist(), m.tolist(), p_start.tolist(), n.tolist(),
+                                  strict=True):
             if mm and nn:
                 block = process.cdist(pt[ts:ts + mm], pp[ps:ps + nn],
                                       scorer=Levenshtein.normalized_similarity, dtype=np.float64)

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ._kernels import missing_mask, pairwise_similarity
 from ..exceptions import ValidationError
-from .predictions import check_scalar, LeafError, unwrap_leaf
+from ._kernels import missing_mask, pairwise_similarity
+from .predictions import LeafError, check_scalar, unwrap_leaf
 from .schema import Field, Items
 
 __all__ = ["match_items"]
@@ -62,9 +62,10 @@ def _item_similarity(
     pms = [missing_mask(p) for p in pred_cols]
     mats = np.stack([
         pairwise_similarity(spec.comparator, t, p, tm, pm, fields=(name,))
-        for spec, name, t, p, tm, pm in zip(specs, names, truth_cols, pred_cols, tms, pms)
+        for spec, name, t, p, tm, pm in zip(specs, names, truth_cols, pred_cols, tms, pms,
+                                            strict=True)
     ])
-    evidence = np.stack([~(tm[:, None] & pm[None, :]) for tm, pm in zip(tms, pms)])
+    evidence = np.stack([~(tm[:, None] & pm[None, :]) for tm, pm in zip(tms, pms, strict=True)])
     weights = np.array([spec.weight for spec in specs], dtype=np.float64)
     return mats, item_similarity(mats, evidence, weights)
 
@@ -104,7 +105,7 @@ def _columns(
     for i, item in enumerate(items):
         if not isinstance(item, Mapping):
             raise ValidationError(f"{label}[{i}] must be a mapping of sub-fields; found {item!r}")
-        for col, name in zip(cols, names):
+        for col, name in zip(cols, names, strict=True):
             try:
                 if predicted:
                     value = unwrap_leaf(item.get(name))[0]
@@ -162,7 +163,8 @@ def match_items(
     --------
     >>> from confcal.scoring.comparators import Number, Text
     >>> fields = {"Description": Field(Text()), "Rate": Field(Number())}
-    >>> truth = [{"Description": "News at 6", "Rate": 100}, {"Description": "Late Show", "Rate": 250}]
+    >>> truth = [{"Description": "News at 6", "Rate": 100}, {"Description": "Late Show",
+    ...                                                      "Rate": 250}]
     >>> pred = [{"Description": "Late Show", "Rate": "$250.00"},
     ...         {"Description": "News at 6", "Rate": {"value": 100, "confidence": 0.9}},
     ...         {"Description": "Weather", "Rate": 40}]
@@ -186,7 +188,8 @@ def match_items(
         specs_map = Items(fields).fields  # validates the sub-field specs
         default_threshold = 0.0
     else:
-        raise ValidationError(f"fields must be Items or a mapping of str to Field; found {fields!r}")
+        raise ValidationError(
+            f"fields must be Items or a mapping of str to Field; found {fields!r}")
     if match_threshold is None:
         match_threshold = default_threshold
     else:
@@ -198,7 +201,7 @@ def match_items(
     _, sim = _item_similarity(truth_cols, pred_cols, specs, names)
     rows, cols, unpaired_truth, unpaired_pred = assign_pairs(sim, match_threshold)
     out: list[tuple[int | None, int | None, float]] = [
-        (int(i), int(j), float(sim[i, j])) for i, j in zip(rows, cols)
+        (int(i), int(j), float(sim[i, j])) for i, j in zip(rows, cols, strict=True)
     ]
     out.extend((int(i), None, 0.0) for i in unpaired_truth)
     out.extend((None, int(j), 0.0) for j in unpaired_pred)

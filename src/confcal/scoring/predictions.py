@@ -90,7 +90,8 @@ def _check_probability(value: Any, what: str) -> float:
 
 def _best_candidate(candidates: Any) -> tuple[Any, float]:
     if not isinstance(candidates, (list, tuple)):
-        raise LeafError(f"candidates must be a list of {{value, probability}}; found {_describe(candidates)}",
+        raise LeafError(f"candidates must be a list of {{value, probability}}; found "
+                        f"{_describe(candidates)}",
                          "candidates")
     if len(candidates) == 0:
         raise LeafError("candidates must not be empty; found 0 candidates", "candidates")
@@ -190,7 +191,8 @@ def parse_prediction(leaf: Any) -> Prediction:
     >>> parse_prediction({"value": "A", "confidence": 1.5})
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: prediction: confidence must be a number within [0, 1]; found 1.5
+    confcal.exceptions.ValidationError: prediction: confidence must be a number within [0, 1]; found
+    1.5
     """
     try:
         value, confidence = unwrap_leaf(leaf)

@@ -29,10 +29,10 @@ from dataclasses import KW_ONLY, dataclass
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
-from .comparators import Comparator, Date, Exact, Number, Text
 from .._files import read_json_object
 from .._validation import is_real
 from ..exceptions import ValidationError
+from .comparators import Comparator, Date, Exact, Number, Text
 
 __all__ = ["Field", "Items", "Schema"]
 
@@ -72,7 +72,8 @@ class Field:
     >>> Field(lambda t, p: float(t == p))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    confcal.exceptions.ValidationError: threshold must be given for a comparator without a default_threshold; found comparator <function <lambda> at ...>
+    confcal.exceptions.ValidationError: threshold must be given for a comparator without a
+    default_threshold; found comparator <function <lambda> at ...>
     """
 
     comparator: Comparator
@@ -245,7 +246,8 @@ class Schema:
 
         >>> Schema({"Total": Field(Number())}).digest == Schema({"Total": Field(Number())}).digest
         True
-        >>> Schema({"Total": Field(Number())}).digest == Schema({"Total": Field(Number(rel_tol=0.02))}).digest
+        >>> loose = Schema({"Total": Field(Number(rel_tol=0.02))})
+        >>> Schema({"Total": Field(Number())}).digest == loose.digest
         False
         """
         text = json.dumps(self._description(), sort_keys=True, separators=(",", ":"),
@@ -344,7 +346,8 @@ class Schema:
             elif kind == "items":
                 out[name] = _items_from_dict(spec, path)
             else:
-                raise ValidationError(f"{path}.kind must be one of 'field', 'items'; found {kind!r}",
+                raise ValidationError(f"{path}.kind must be one of 'field', 'items'; "
+                                      f"found {kind!r}",
                                       field=_field_path(f"{path}.kind"))
         return _wrap(lambda: cls(out, name=data.get("name")), where)
 
@@ -401,7 +404,8 @@ def _wrap(build: Any, where: str) -> Any:
         raise ValidationError(f"{where}: {exc}", field=_field_path(where)) from None
 
 
-def _check_keys(data: Mapping[str, Any], where: str, *, required: set[str], optional: set[str]) -> None:
+def _check_keys(data: Mapping[str, Any], where: str, *, required: set[str],
+                optional: set[str]) -> None:
     missing = sorted(required - set(data))
     if missing:
         raise ValidationError(f"{where} must have the keys {missing}; found {sorted(data)}",
@@ -449,7 +453,8 @@ def _comparator_from_dict(data: Any, where: str) -> Any:
     kind = data.get("type")
     if kind not in _COMPARATOR_TYPES:
         raise ValidationError(
-            f"{where}.type must be one of {', '.join(map(repr, _COMPARATOR_TYPES))}; found {kind!r}",
+            f"{where}.type must be one of {', '.join(map(repr, _COMPARATOR_TYPES))}; "
+            f"found {kind!r}",
             field=_field_path(f"{where}.type"),
         )
     cls = _COMPARATOR_TYPES[kind]
@@ -458,7 +463,8 @@ def _comparator_from_dict(data: Any, where: str) -> Any:
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise ValidationError(
-            f"{where} parameters of {kind} must be among {sorted(allowed)}; found unknown {unknown}",
+            f"{where} parameters of {kind} must be among {sorted(allowed)}; "
+            f"found unknown {unknown}",
             field=_field_path(where),
         )
     return _wrap(lambda: cls(**params), where)
