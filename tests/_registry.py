@@ -170,6 +170,13 @@ def _undefined_weighted(case, correct, confidence, weight):
     return value
 
 
+def fast_weighted(case, correct, confidence, weight, *, undefined):
+    """The fast weighted metric; where ``undefined``, it must warn and return NaN."""
+    if undefined:
+        return _undefined_weighted(case, correct, confidence, weight)
+    return case.fast(correct, confidence, sample_weight=weight)
+
+
 def weighted_any(max_size: int = 60):
     return st.one_of([weighted_calibration_data(max_size=max_size, ties=t, weights="integer",
                                                 max_weight=4) for t in TIE_MODES])

@@ -21,10 +21,10 @@ from _registry import (
     TIE_MODES,
     TOL,
     WEIGHTED,
-    _undefined_weighted,
     any_data,
     call,
     close,
+    fast_weighted,
     for_each_case,
     normal_weights,
     weighted_any,
@@ -128,10 +128,8 @@ def test_integer_weights_are_repeated_rows(data):
 
     def check(case):
         a = call(case, repeated_correct, repeated_confidence)
-        if case.undefined(repeated_correct):
-            b = _undefined_weighted(case, correct, confidence, weight)
-        else:
-            b = case.fast(correct, confidence, sample_weight=weight)
+        b = fast_weighted(case, correct, confidence, weight,
+                          undefined=case.undefined(repeated_correct))
         assert close(b, a), (a, b)
 
     for_each_case(WEIGHTED, check)
@@ -145,10 +143,7 @@ def test_weighted_fast_matches_reference(data):
 
     def check(case):
         want = case.reference(correct, confidence, sample_weight=weight)
-        if math.isnan(want):
-            got = _undefined_weighted(case, correct, confidence, weight)
-        else:
-            got = case.fast(correct, confidence, sample_weight=weight)
+        got = fast_weighted(case, correct, confidence, weight, undefined=math.isnan(want))
         assert close(got, want), (got, want)
 
     for_each_case(WEIGHTED, check)
@@ -168,10 +163,7 @@ def test_float_weights_match_reference(data):
 
     def check(case):
         want = case.reference(correct, confidence, sample_weight=weight)
-        if math.isnan(want):
-            got = _undefined_weighted(case, correct, confidence, weight)
-        else:
-            got = case.fast(correct, confidence, sample_weight=weight)
+        got = fast_weighted(case, correct, confidence, weight, undefined=math.isnan(want))
         assert close(got, want, 1e-9), (got, want)
 
     for_each_case(WEIGHTED, check)
@@ -191,10 +183,7 @@ def test_weights_are_scale_free(data, exponent):
 
     def check(case):
         want = case.reference(correct, confidence, sample_weight=weight)
-        if math.isnan(want):
-            got = _undefined_weighted(case, correct, confidence, scaled)
-        else:
-            got = case.fast(correct, confidence, sample_weight=scaled)
+        got = fast_weighted(case, correct, confidence, scaled, undefined=math.isnan(want))
         assert close(got, want), (got, want)
 
     for_each_case([c for c in WEIGHTED if c.scale_free], check)
