@@ -461,6 +461,22 @@ def _interpolate(x: np.ndarray, y: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.minimum(np.maximum(y0 + t * (y1 - y0), y0), y1)
 
 
+
+def _set_monotone_map(obj: Any, knots: str, levels: str) -> None:
+    """Check and store a monotone map given as knots (strictly increasing) and levels
+    (non-decreasing), both within [0, 1] and of one length: the fitted state of the
+    isotonic and histogram calibrators."""
+    k, v = _floats(getattr(obj, knots), knots), _floats(getattr(obj, levels), levels)
+    if len(k) != len(v):
+        raise ValidationError(f"{knots}, {levels} must have the same length; {knots} has "
+                              f"{len(k)} and {levels} has {len(v)}")
+    _check_unit_interval(k, knots)
+    _check_unit_interval(v, levels)
+    _check_increasing(k, knots, strict=True)
+    _check_increasing(v, levels, strict=False)
+    object.__setattr__(obj, knots, k)
+    object.__setattr__(obj, levels, v)
+
 @dataclass(frozen=True)
 class IsotonicCalibration:
     """Isotonic regression of correctness on confidence, interpolated linearly.
@@ -492,16 +508,7 @@ class IsotonicCalibration:
     y: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        x, y = _floats(self.x, "x"), _floats(self.y, "y")
-        if len(x) != len(y):
-            raise ValidationError(f"x, y must have the same length; x has {len(x)} and y has "
-                                  f"{len(y)}")
-        _check_unit_interval(x, "x")
-        _check_unit_interval(y, "y")
-        _check_increasing(x, "x", strict=True)
-        _check_increasing(y, "y", strict=False)
-        object.__setattr__(self, "x", x)
-        object.__setattr__(self, "y", y)
+        _set_monotone_map(self, "x", "y")
 
     @classmethod
     def fit(cls, correct: ArrayLike, confidence: ArrayLike) -> IsotonicCalibration:
@@ -565,16 +572,7 @@ class HistogramBinning:
     values: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        edges, values = _floats(self.edges, "edges"), _floats(self.values, "values")
-        if len(edges) != len(values):
-            raise ValidationError(f"edges, values must have the same length; edges has "
-                                  f"{len(edges)} and values has {len(values)}")
-        _check_unit_interval(edges, "edges")
-        _check_unit_interval(values, "values")
-        _check_increasing(edges, "edges", strict=True)
-        _check_increasing(values, "values", strict=False)
-        object.__setattr__(self, "edges", edges)
-        object.__setattr__(self, "values", values)
+        _set_monotone_map(self, "edges", "values")
 
     @classmethod
     def fit(cls, correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 10,
