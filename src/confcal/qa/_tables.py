@@ -30,8 +30,8 @@ from .._validation import (
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, TIES, calibration_report
-from ._judges import STATUSES, Verdict
 from ._records import DOMAINS, QTYPES, bad_values, validate_records
+from ._verdicts import STATUSES, Verdict
 
 
 def _consistent(status: Any, score: float) -> bool:

@@ -27,18 +27,7 @@ unreadable reply as right in one table and as wrong in another).
 
 
 # The code lives in private modules, one per job (STYLE 16); this module is the public face.
-from ._judges import (
-    JUDGE_PROMPT,
-    RULES,
-    STATUSES,
-    ChatModel,
-    Judge,
-    LLMJudge,
-    RuleJudge,
-    Verdict,
-    judge_records,
-    parse_judge_reply,
-)
+from ._judges import JUDGE_PROMPT, ChatModel, LLMJudge, parse_judge_reply
 from ._records import (
     DOCBENCH_DOMAINS,
     DOMAINS,
@@ -49,7 +38,9 @@ from ._records import (
     load_records,
     load_sample,
 )
+from ._rule_judge import RuleJudge
 from ._tables import accuracy_table, calibration_table, judge_agreement, wilson_interval
+from ._verdicts import RULES, STATUSES, Judge, Verdict, judge_records
 
 __all__ = [
     "DOCBENCH_DOMAINS",

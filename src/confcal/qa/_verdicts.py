@@ -1,0 +1,188 @@
+"""Verdicts and what every judge shares: the verdict type, its statuses and rules, the call.
+
+Private module of :mod:`confcal.qa.docqa`, which re-exports its public names. It owns
+:class:`Verdict` with what it can be (:data:`STATUSES`) and the rules that give one
+(:data:`RULES`), the judges' shared call (:class:`Judge`) with its argument checks, and
+:func:`judge_records`, which judges every record with any judge. The judges themselves live
+in :mod:`confcal.qa._rule_judge` and :mod:`confcal.qa._judges` (the model judge).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Protocol, runtime_checkable
+
+import pandas as pd
+
+from .._validation import check_option, is_missing
+from ..exceptions import ValidationError
+from ._records import QTYPES, is_text, validate_records
+
+STATUSES = ("correct", "wrong", "undecided", "unparseable")
+"""What a verdict can be: score 1, score 0, and the two kinds of no score."""
+
+RULES: Mapping[str, str] = MappingProxyType({
+    "exact-match": "the answer is the reference, up to case, punctuation and articles",
+    "empty-answer": "an empty answer is wrong (DocBench's rule)",
+    "unanswerable": "the reference says the document does not contain the answer: the "
+                    "answer must decline too",
+    "declined-answerable": "the answer declines a question the reference answers",
+    "yes-no": "the answer's yes or no must agree with the reference's",
+    "date": "every date the reference states (beyond the question) must be in the answer",
+    "number": "every number the reference states (beyond the question) must be in the "
+              "answer, up to the precision written and a relative tolerance",
+    "contains-reference": "the answer contains every content word of the short reference",
+    "similarity": "ANLS-style similarity of the short reference to the closest run of "
+                  "answer words: accepted above one threshold, rejected below another",
+    "long-answer": "a long reference needs a judgment of meaning; left undecided",
+    "llm": "a model judge's reply, 0 or 1",
+    "unparseable": "a model judge's reply that is not exactly 0 or 1",
+})
+"""Every rule name a built-in judge puts in :attr:`Verdict.rule`, with what it means."""
+
+
+# ---------------------------------------------------------------------------- verdicts
+# ---------------------------------------------------------------------------- verdicts
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's decision on one answer.
+
+    Attributes
+    ----------
+    score : {1, 0, None}
+        1 right, 0 wrong, None when the judge did not decide.
+    rule : str
+        The rule that decided (see :data:`RULES`); for ``score=None`` the rule that was
+        tried, or ``"unparseable"`` for a model reply that is not exactly 0 or 1.
+    reason : str
+        What the judge saw, for people reading the verdicts.
+
+    Examples
+    --------
+    >>> Verdict(1, "yes-no", "both say yes").status
+    'correct'
+    >>> Verdict(None, "unparseable", "reply: 'The answer is correct'").status
+    'unparseable'
+    """
+
+    score: int | None
+    rule: str
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.score is None or (type(self.score) is int and self.score in (0, 1))):
+            raise ValidationError(f"score must be 1, 0 or None; found {self.score!r}")
+        if not is_text(self.rule):
+            raise ValidationError(f"rule must be a non-empty string; found {self.rule!r}")
+        if not isinstance(self.reason, str):
+            raise ValidationError(f"reason must be a string; found {self.reason!r}")
+
+    @property
+    def status(self) -> str:
+        """``"correct"``, ``"wrong"``, ``"unparseable"`` or ``"undecided"``."""
+        if self.score is not None:
+            return "correct" if self.score == 1 else "wrong"
+        return "unparseable" if self.rule == "unparseable" else "undecided"
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Anything with the judges' shared call (:class:`RuleJudge`, :class:`LLMJudge`)."""
+
+    def judge(self, question: str, answer: Any, reference: str, *, qtype: str | None = None,
+              evidence: str | None = None) -> Verdict: ...
+
+
+def text_arg(value: Any, name: str) -> str:
+    if not is_text(value):
+        raise ValidationError(f"{name} must be a non-empty string; found {value!r}")
+    return str(value)
+
+
+def qtype_arg(qtype: Any) -> str | None:
+    if qtype is None:
+        return None
+    return check_option(qtype, "qtype", QTYPES)
+
+
+def answer_arg(answer: Any) -> str | None:
+    """The answer text, or None when there is none (null, NaN, "" or spaces)."""
+    if is_missing(answer):
+        return None
+    if not isinstance(answer, str):
+        raise ValidationError(f"answer must be a string or None; found {answer!r}")
+    return answer
+
+
+EMPTY_VERDICT = Verdict(0, "empty-answer", "the answer is empty; DocBench scores an empty answer 0")
+
+
+# ------------------------------------------------------------------------ judging all
+def judge_records(records: Any, judge: Judge, *, prefix: str = "verdict") -> pd.DataFrame:
+    """Judge every record; return the records with the verdict columns added.
+
+    Parameters
+    ----------
+    records : DataFrame or list of dicts
+        QA records (see :func:`check_records`).
+    judge : Judge
+        Anything with ``judge(question, answer, reference, *, qtype, evidence)``.
+    prefix : str, default "verdict"
+        Name of the added columns, so that several judges' verdicts can sit side by side.
+
+    Returns
+    -------
+    DataFrame
+        The checked records plus ``<prefix>`` (1, 0 or <NA>, dtype Int64),
+        ``<prefix>_status`` (one of :data:`STATUSES`), ``<prefix>_rule`` and
+        ``<prefix>_reason``.
+
+    Examples
+    --------
+    >>> from confcal.qa.docqa import RuleJudge
+    >>> rows = [{"doc_id": "d1", "question": "Is it signed?", "reference": "Yes",
+    ...          "answer": "Yes, it is.", "domain": "laws", "qtype": "text-only"},
+    ...         {"doc_id": "d1", "question": "Who signed it?", "reference": "Jane Smith",
+    ...          "answer": None, "domain": "laws", "qtype": "text-only"}]
+    >>> judge_records(rows, RuleJudge())[["verdict", "verdict_status", "verdict_rule"]]
+       verdict verdict_status  verdict_rule
+    0        1        correct        yes-no
+    1        0          wrong  empty-answer
+    """
+    frame = validate_records(records)
+    if not callable(getattr(judge, "judge", None)):
+        raise ValidationError(
+            f"judge must have a judge(question, answer, reference, *, qtype, evidence) "
+            f"method; found {type(judge).__name__}")
+    if not (isinstance(prefix, str) and re.fullmatch(r"\w+", prefix)):
+        raise ValidationError(f"prefix must be a word such as 'verdict'; found {prefix!r}")
+    columns = [prefix, f"{prefix}_status", f"{prefix}_rule", f"{prefix}_reason"]
+    clash = [c for c in columns if c in frame.columns]
+    if clash:
+        raise ValidationError(
+            f"records must not already have the verdict columns; found {', '.join(clash)} "
+            f"(pass another prefix)")
+    has_evidence = "evidence" in frame.columns
+    verdicts: list[Verdict] = []
+    for i, row in enumerate(frame.itertuples(index=False)):
+        evidence = row.evidence if has_evidence else None
+        try:
+            verdict = judge.judge(row.question, row.answer, row.reference, qtype=row.qtype,
+                                  evidence=None if is_missing(evidence) else evidence)
+        except Exception as exc:
+            if hasattr(exc, "add_note"):  # Python 3.11+
+                exc.add_note(f"while judging record {i} (doc_id {row.doc_id!r})")
+            raise
+        if not isinstance(verdict, Verdict):
+            raise ValidationError(
+                f"judge.judge must return a Verdict; found {type(verdict).__name__} for "
+                f"record {i}")
+        verdicts.append(verdict)
+    frame[columns[0]] = pd.array([v.score for v in verdicts], dtype="Int64")
+    frame[columns[1]] = [v.status for v in verdicts]
+    frame[columns[2]] = [v.rule for v in verdicts]
+    frame[columns[3]] = [v.reason for v in verdicts]
+    return frame
