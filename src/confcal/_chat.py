@@ -4,20 +4,24 @@ A caller (extraction, a QA judge, a QA system run) builds a :class:`ChatRequest`
 :class:`ChatResponse` from any object with ``provider``, ``model``, ``supports_logprobs``
 and ``complete(request)`` (:class:`ChatClient`). The core layers use this protocol without
 importing a client: the clients live in :mod:`confcal.extras.clients`, which re-exports
-these three names.
+these names. :class:`ChatCache` keeps answers on disk, verified on read, for every caller.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ._files import atomic_write, read_json_object
 from .exceptions import ValidationError
 
-__all__ = ["ChatClient", "ChatRequest", "ChatResponse"]
+__all__ = ["ChatCache", "ChatClient", "ChatRequest", "ChatResponse"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -162,3 +166,121 @@ class ChatClient(Protocol):
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Send one request; retry transient failures; raise :class:`ModelCallError`."""
         ...
+
+
+class ChatCache:
+    """Chat answers on disk, one JSON file per request, verified when read.
+
+    Every caller that asks a model (extraction, the QA model judge, a QA system run) keeps
+    its answers here, so an interrupted run resumes without asking anything twice. An
+    entry is keyed by the SHA-256 digest of its *identity* (the caller's ``kind``, the
+    client's provider and model, and the request's :meth:`ChatRequest.fingerprint`) and
+    stores that identity and digest beside the answer. :meth:`get` recomputes the digest
+    of the stored identity and compares it with the key asked for: an entry copied from
+    another document, another model or another prompt does not match, is never used, and
+    is counted in :attr:`rejected` (the caller asks again and :meth:`put` overwrites it).
+    An entry that is not a cached answer at all (not JSON, missing fields) is an error
+    naming the file: it was not written by this class.
+
+    Nothing secret is stored: the identity holds prompt text, image digests and decoding
+    settings, never headers, keys or base URLs.
+
+    Parameters
+    ----------
+    directory : path
+        Created if missing (its parent must exist).
+    kind : str
+        What the answers are for (``"extraction"``, ``"qa-judge"``, ``"qa-run"``): a
+        judge's answer is never served to an extraction that happens to send the same text.
+
+    Attributes
+    ----------
+    rejected : list of Path
+        Entries found under the asked key whose stored identity is not the request's.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> cache = ChatCache(tempfile.mkdtemp(), kind="qa-judge")
+    >>> class Client:
+    ...     provider, model, supports_logprobs = "openai-compatible", "m", False
+    >>> request = ChatRequest("You grade.", "Is 2 + 2 = 4? Reply 1 or 0.")
+    >>> key = cache.key(Client(), request)
+    >>> cache.get(key) is None
+    True
+    >>> cache.put(key, ChatResponse("1", "stop"))
+    >>> cache.get(key).text
+    '1'
+    """
+
+    FORMAT = "confcal.chat-cache"
+    VERSION = 1
+
+    def __init__(self, directory: str | os.PathLike[str], *, kind: str) -> None:
+        if not (isinstance(kind, str) and kind):
+            raise ValidationError(f"kind must be a non-empty string; found {kind!r}")
+        self.directory = Path(directory)
+        self.kind = kind
+        self.rejected: list[Path] = []
+        self._identities: dict[str, dict[str, Any]] = {}
+        if self.directory.exists() and not self.directory.is_dir():
+            raise ValidationError(f"cache_dir {str(self.directory)!r} must be a folder; "
+                                  f"found a file", source=self.directory)
+        self.directory.mkdir(exist_ok=True)
+
+    def identity(self, client: Any, request: ChatRequest) -> dict[str, Any]:
+        """What decides the answer: kind, provider, model and the request's fingerprint."""
+        return {"format": self.FORMAT, "version": self.VERSION, "kind": self.kind,
+                "provider": str(client.provider), "model": str(client.model),
+                "request": request.fingerprint()}
+
+    @staticmethod
+    def digest(identity: Mapping[str, Any]) -> str:
+        """The SHA-256 hex digest of an identity's canonical JSON."""
+        text = json.dumps(identity, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def key(self, client: Any, request: ChatRequest) -> str:
+        """The entry key of ``request`` sent to ``client`` (the digest of its identity)."""
+        identity = self.identity(client, request)
+        key = self.digest(identity)
+        self._identities[key] = identity
+        return key
+
+    def path(self, key: str) -> Path:
+        """Where the entry for ``key`` lives."""
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ChatResponse | None:
+        """The cached answer for ``key``; None when absent or when the entry does not match."""
+        path = self.path(key)
+        if not path.exists():
+            return None
+        try:
+            data = read_json_object(path.read_bytes(), where="the file", source=path)
+            identity, stored, answer = data["identity"], data["key"], data["response"]
+            if not isinstance(identity, dict):
+                raise TypeError("identity is not an object")
+            response = ChatResponse.from_dict(answer)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValidationError(f"cache_dir entry {str(path)!r} must be a cached answer; "
+                                  f"found an unreadable file ({exc}); delete it to call again",
+                                  source=path) from None
+        expected = self._identities.get(key)
+        if stored != key or self.digest(identity) != key \
+                or (expected is not None and identity != expected):
+            self.rejected.append(path)
+            return None
+        return response
+
+    def put(self, key: str, response: ChatResponse) -> None:
+        """Store ``response`` under ``key`` (from :meth:`key`), atomically."""
+        identity = self._identities.get(key)
+        if identity is None:
+            raise ValidationError(f"key {key!r} must come from this cache's key(); found an "
+                                  f"unknown key")
+        path = self.path(key)
+        path.parent.mkdir(exist_ok=True)
+        data = {"key": key, "identity": identity, "response": response.to_dict()}
+        # a crash mid-write leaves no half answer behind; the file follows the umask
+        atomic_write(path, json.dumps(data, ensure_ascii=False))

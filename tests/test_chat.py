@@ -1,0 +1,73 @@
+"""The chat protocol's cache: answers keyed by their request, verified when read back."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from confcal._chat import ChatCache, ChatRequest, ChatResponse
+from confcal.exceptions import ValidationError
+
+
+class Client:
+    provider, model, supports_logprobs = "openai-compatible", "m1", False
+
+
+class Other(Client):
+    model = "m2"
+
+
+def test_an_answer_comes_back_for_its_own_request_only(tmp_path):
+    cache = ChatCache(tmp_path / "c", kind="qa-judge")
+    a, b = ChatRequest("sys", "question a"), ChatRequest("sys", "question b")
+    ka, kb = cache.key(Client(), a), cache.key(Client(), b)
+    assert ka != kb
+    cache.put(ka, ChatResponse("1", "stop"))
+    assert cache.get(ka) == ChatResponse("1", "stop")
+    assert cache.get(kb) is None
+    # another model, another kind: other keys
+    assert cache.key(Other(), a) != ka
+    assert ChatCache(tmp_path / "c", kind="extraction").key(Client(), a) != ka
+
+
+def test_an_entry_copied_from_another_request_is_rejected_not_used(tmp_path):
+    cache = ChatCache(tmp_path, kind="qa-run")
+    a, b = ChatRequest("sys", "document A"), ChatRequest("sys", "document B")
+    ka, kb = cache.key(Client(), a), cache.key(Client(), b)
+    cache.put(ka, ChatResponse("answer for A", "stop"))
+    cache.path(kb).parent.mkdir(exist_ok=True)
+    shutil.copy(cache.path(ka), cache.path(kb))  # a user copies a cache file by hand
+    assert cache.get(kb) is None
+    assert cache.rejected == [cache.path(kb)]
+    cache.put(kb, ChatResponse("answer for B", "stop"))  # asked again, overwritten
+    assert cache.get(kb).text == "answer for B"
+
+
+def test_an_edited_identity_no_longer_matches_its_key(tmp_path):
+    cache = ChatCache(tmp_path, kind="qa-run")
+    key = cache.key(Client(), ChatRequest("sys", "text"))
+    cache.put(key, ChatResponse("x", "stop"))
+    data = json.loads(cache.path(key).read_text())
+    data["identity"]["model"] = "m9"
+    cache.path(key).write_text(json.dumps(data))
+    fresh = ChatCache(tmp_path, kind="qa-run")  # a new run: no identity remembered yet
+    assert fresh.get(key) is None and fresh.rejected == [cache.path(key)]
+
+
+def test_a_file_that_is_no_cache_entry_is_an_error_naming_it(tmp_path):
+    cache = ChatCache(tmp_path, kind="qa-run")
+    key = cache.key(Client(), ChatRequest("sys", "text"))
+    cache.path(key).parent.mkdir()
+    cache.path(key).write_text("not json")
+    with pytest.raises(ValidationError, match=key):
+        cache.get(key)
+
+
+def test_nothing_secret_is_stored(tmp_path):
+    cache = ChatCache(tmp_path, kind="qa-run")
+    key = cache.key(Client(), ChatRequest("sys", "text"))
+    cache.put(key, ChatResponse("x", "stop"))
+    assert set(json.loads(cache.path(key).read_text())["identity"]) == {
+        "format", "version", "kind", "provider", "model", "request"}
