@@ -2,12 +2,14 @@
 
 The item similarity of a truth item and a predicted item is the weighted mean (sub-field
 weights) of their sub-field similarities over the cells where at least one side has a value
-(:func:`item_similarity`). The similarity matrices are built vectorized -- one ``pairwise``
-call per sub-field: rapidfuzz ``cdist`` for text, numpy broadcasting on parsed numbers and
-dates, the user's own batch for any other
-:class:`~confcal.scoring.comparators.BatchedComparator` -- and
-``scipy.optimize.linear_sum_assignment`` picks the pairing with the largest total similarity
-among pairs whose similarity reaches ``match_threshold``.
+(:func:`item_similarity`). ``scipy.optimize.linear_sum_assignment`` picks the pairing with
+the largest total similarity among pairs whose similarity reaches ``match_threshold``
+(:func:`assign_pairs`). Both rules are the scorer's: :func:`confcal.scoring.score_documents`
+builds the similarity blocks of many documents at once (one batched call per sub-field:
+rapidfuzz ``cdist`` for text, numpy broadcasting on parsed numbers and dates, the user's own
+:class:`~confcal.scoring.comparators.BatchedComparator`), and :func:`match_items` is its
+one-document case: it scores one document of one line-item field and reads the pairs back
+from the entity table.
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import linear_sum_assignment
 
 from ..exceptions import ValidationError
-from ._kernels import missing_mask, pairwise_similarity
-from .predictions import LeafError, check_scalar, unwrap_leaf
 from .schema import Field, Items
 
 __all__ = ["match_items"]
@@ -47,29 +48,6 @@ def item_similarity(sims: np.ndarray, evidence: np.ndarray, weights: np.ndarray)
     return out
 
 
-def _item_similarity(
-    truth_cols: Sequence[Sequence[Any]],
-    pred_cols: Sequence[Sequence[Any]],
-    specs: Sequence[Field],
-    names: Sequence[str],
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(k, m, n)`` sub-field similarity matrices and their item similarities ``(m, n)``.
-
-    One ``pairwise`` call per sub-field for a comparator that has it (built in or not:
-    :class:`~confcal.scoring.comparators.BatchedComparator`), else one call per pair.
-    """
-    tms = [missing_mask(t) for t in truth_cols]
-    pms = [missing_mask(p) for p in pred_cols]
-    mats = np.stack([
-        pairwise_similarity(spec.comparator, t, p, tm, pm, fields=(name,))
-        for spec, name, t, p, tm, pm in zip(specs, names, truth_cols, pred_cols, tms, pms,
-                                            strict=True)
-    ])
-    evidence = np.stack([~(tm[:, None] & pm[None, :]) for tm, pm in zip(tms, pms, strict=True)])
-    weights = np.array([spec.weight for spec in specs], dtype=np.float64)
-    return mats, item_similarity(mats, evidence, weights)
-
-
 def assign_pairs(
     sim: np.ndarray, match_threshold: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -93,29 +71,6 @@ def assign_pairs(
     paired_pred = np.zeros(n, dtype=bool)
     paired_pred[cols] = True
     return rows, cols, np.flatnonzero(~paired_truth), np.flatnonzero(~paired_pred)
-
-
-def _columns(
-    items: Any, names: Sequence[str], *, predicted: bool, label: str
-) -> list[list[Any]]:
-    """Sub-field value columns of a list of items (predicted leaves unwrapped)."""
-    if not isinstance(items, (list, tuple)):
-        raise ValidationError(f"{label} must be a list of items (mappings); found {items!r}")
-    cols: list[list[Any]] = [[] for _ in names]
-    for i, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            raise ValidationError(f"{label}[{i}] must be a mapping of sub-fields; found {item!r}")
-        for col, name in zip(cols, names, strict=True):
-            try:
-                if predicted:
-                    value = unwrap_leaf(item.get(name))[0]
-                else:
-                    value = item.get(name)
-                    check_scalar(value, "truth value")
-            except LeafError as exc:
-                raise ValidationError(f"{label}[{i}].{name}: {exc}") from None
-            col.append(value)
-    return cols
 
 
 def match_items(
@@ -182,27 +137,64 @@ def match_items(
     [(0, 0, 0.5), (None, 1, 0.0)]
     """
     if isinstance(fields, Items):
-        specs_map: Mapping[str, Field] = fields.fields
-        default_threshold = fields.match_threshold
+        spec = fields
     elif isinstance(fields, Mapping):
-        specs_map = Items(fields).fields  # validates the sub-field specs
-        default_threshold = 0.0
+        spec = Items(fields, match_threshold=0.0)  # validates the sub-field specs
     else:
         raise ValidationError(
             f"fields must be Items or a mapping of str to Field; found {fields!r}")
-    if match_threshold is None:
-        match_threshold = default_threshold
-    else:
-        match_threshold = Items(specs_map, match_threshold=match_threshold).match_threshold
-    names = list(specs_map)
-    specs = list(specs_map.values())
-    truth_cols = _columns(truth_items, names, predicted=False, label="truth_items")
-    pred_cols = _columns(pred_items, names, predicted=True, label="pred_items")
-    _, sim = _item_similarity(truth_cols, pred_cols, specs, names)
-    rows, cols, unpaired_truth, unpaired_pred = assign_pairs(sim, match_threshold)
-    out: list[tuple[int | None, int | None, float]] = [
-        (int(i), int(j), float(sim[i, j])) for i, j in zip(rows, cols, strict=True)
-    ]
-    out.extend((int(i), None, 0.0) for i in unpaired_truth)
-    out.extend((None, int(j), 0.0) for j in unpaired_pred)
+    if match_threshold is not None:
+        spec = Items(spec.fields, match_threshold=match_threshold)
+    for label, items in (("truth_items", truth_items), ("pred_items", pred_items)):
+        if not isinstance(items, (list, tuple)):
+            raise ValidationError(f"{label} must be a list of items (mappings); found {items!r}")
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise ValidationError(
+                    f"{label}[{i}] must be a mapping of sub-fields; found {item!r}")
+    # The scorer's one-document case: the same kernels, evidence rule and assignment.
+    from ._scoring import score_documents
+    from .schema import Schema
+
+    schema = Schema({"items": spec})
+
+    def score(pred: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+        return score_documents(schema, [(0, {"items": list(truth_items)})],
+                               [(0, {"items": list(pred)})]).entities
+
+    try:
+        entities = score(pred_items)
+    except ValidationError as exc:
+        # The scorer names the field (items[i].Sub for a value, items.Sub for a comparator)
+        # and what was wrong; a value's list is the one that still fails on its own.
+        field = exc.field if isinstance(exc.field, str) else ""
+        problem = str(exc).split(": ", 1)[-1]
+        if field.startswith("items["):
+            try:
+                score([])
+                label = "pred_items"
+            except ValidationError:
+                label = "truth_items"
+            where = label + field.removeprefix("items")
+        else:
+            where = f"field {field.removeprefix('items.')}" if field else "items"
+        raise ValidationError(f"{where}: {problem}", field=where) from None
+    truth_index = entities["truth_index"].to_numpy(dtype=np.int64, na_value=-1)
+    pred_index = entities["pred_index"].to_numpy(dtype=np.int64, na_value=-1)
+    weight = entities["field"].map(
+        {f"items.{name}": sub.weight for name, sub in spec.fields.items()}).to_numpy(np.float64)
+    # item similarity over the cells with evidence (item_similarity's rule): a TN row is a
+    # cell empty on both sides
+    weight = np.where((entities["outcome"] != "TN").to_numpy(), weight, 0.0)
+    gain = weight * entities["similarity"].to_numpy(np.float64)
+    pairs: dict[tuple[int, int], list[float]] = {}
+    for t, p, w, g in zip(truth_index.tolist(), pred_index.tolist(), weight.tolist(),
+                          gain.tolist(), strict=True):
+        total = pairs.setdefault((t, p), [0.0, 0.0])
+        total[0] += w
+        total[1] += g
+    out: list[tuple[int | None, int | None, float]] = sorted(
+        (t, p, g / w if w > 0 else 0.0) for (t, p), (w, g) in pairs.items() if t >= 0 and p >= 0)
+    out.extend(sorted((t, None, 0.0) for t, p in pairs if p < 0))
+    out.extend(sorted((None, p, 0.0) for t, p in pairs if t < 0))
     return out
