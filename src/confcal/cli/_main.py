@@ -478,6 +478,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["report", "entities.txt", "-o", "out"])  # usage error; argparse says why on stderr
     2
     """
+    from ._qa_run import is_qa_run, qa_run_main
+
+    # `qa run` (answering questions with a model) has its own parser: `qa` judges
+    if is_qa_run(sys.argv[1:] if argv is None else argv):
+        return qa_run_main(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     try:
         args = parser.parse_args(argv)
