@@ -40,7 +40,7 @@ from PIL import Image
 import confcal
 from confcal.extras.augment import degrade_corpus
 from confcal.extras.clients import OpenAICompatibleClient
-from confcal.extras.extraction import MODALITIES, STRATEGIES, run_extraction
+from confcal.extras.extraction import MODALITIES, run_extraction
 from confcal.report.degradation import catastrophic_failures, degradation_tiers
 from confcal.scoring.presets import FCC_INVOICE
 
@@ -310,7 +310,8 @@ def main() -> None:
     tables = []
     try:
         for modality in MODALITIES:
-            for strategy in STRATEGIES:
+            # the paper's two strategies (the stand-in does not play the two-stage scorer)
+            for strategy in ("verbalized", "logprob"):
                 run = run_extraction(client, documents, modality=modality, strategy=strategy,
                                      cache_dir=out / "cache", progress=False)
                 if run.failures:

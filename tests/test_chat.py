@@ -71,3 +71,30 @@ def test_nothing_secret_is_stored(tmp_path):
     cache.put(key, ChatResponse("x", "stop"))
     assert set(json.loads(cache.path(key).read_text())["identity"]) == {
         "format", "version", "kind", "provider", "model", "request"}
+
+
+def test_the_folder_is_created_with_its_parents_and_a_file_in_the_way_is_an_error(tmp_path):
+    cache = ChatCache(tmp_path / "runs" / "a" / "cache", kind="extraction")
+    assert cache.directory.is_dir()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValidationError, match="must be a folder; found a file"):
+        ChatCache(tmp_path / "file", kind="extraction")
+    with pytest.raises(ValidationError, match="must be a folder that can be created"):
+        ChatCache(tmp_path / "file" / "below", kind="extraction")
+
+
+def test_concurrent_writers_and_readers_agree(tmp_path):
+    # run_extraction keys, reads and writes from several threads at once
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache = ChatCache(tmp_path, kind="extraction")
+    requests = [ChatRequest("sys", f"document {i}") for i in range(64)]
+
+    def roundtrip(request: ChatRequest) -> str:
+        key = cache.key(Client(), request)
+        cache.put(key, ChatResponse(f"answer to {request.text}", "stop"))
+        return cache.get(key).text
+
+    with ThreadPoolExecutor(8) as pool:
+        texts = list(pool.map(roundtrip, requests))
+    assert texts == [f"answer to document {i}" for i in range(64)] and cache.rejected == []

@@ -164,7 +164,8 @@ class ChatClient(Protocol):
     supports_logprobs: bool
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        """Send one request; retry transient failures; raise :class:`ModelCallError`."""
+        """Send one request; retry transient failures; raise
+        :class:`~confcal.exceptions.ModelCallError` (or a subclass) when the call fails."""
         ...
 
 
@@ -188,7 +189,7 @@ class ChatCache:
     Parameters
     ----------
     directory : path
-        Created if missing (its parent must exist).
+        Created, with its parents, if missing.
     kind : str
         What the answers are for (``"extraction"``, ``"qa-judge"``, ``"qa-run"``): a
         judge's answer is never served to an extraction that happens to send the same text.
@@ -226,7 +227,12 @@ class ChatCache:
         if self.directory.exists() and not self.directory.is_dir():
             raise ValidationError(f"cache_dir {str(self.directory)!r} must be a folder; "
                                   f"found a file", source=self.directory)
-        self.directory.mkdir(exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValidationError(f"cache_dir {str(self.directory)!r} must be a folder that can "
+                                  f"be created; found {type(exc).__name__}: {exc.strerror}",
+                                  source=self.directory) from None
 
     def identity(self, client: Any, request: ChatRequest) -> dict[str, Any]:
         """What decides the answer: kind, provider, model and the request's fingerprint."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["ConfcalError", "ModelError", "ModelResponseError", "UndefinedMetricWarning",
-           "ValidationError"]
+__all__ = ["ConfcalError", "ModelCallError", "ModelConnectionError", "ModelError",
+           "ModelHTTPError", "ModelResponseError", "UndefinedMetricWarning", "ValidationError"]
 
 
 class ConfcalError(Exception):
@@ -129,14 +129,56 @@ class ValidationError(ConfcalError, ValueError):
 
 
 class ModelError(ConfcalError):
-    """A chat model could not be asked or did not answer (:mod:`confcal.extras.models`)."""
+    """A chat model could not be asked or did not answer (:mod:`confcal.extras.clients`)."""
 
 
-class ModelResponseError(ModelError):
-    """A 200 response without a reply text (invalid JSON, no choices, null content).
+class ModelCallError(ModelError):
+    """A model call failed: every model client raises this family, and only this family.
 
-    Defined here, below every layer, so that the QA judge can tell a model that answered
-    nothing usable from a failure of its own without importing an extra.
+    Defined here, below every layer, so that core callers (the QA judge) tell the kinds
+    apart without importing an extra. Messages never hold an API key or a credential: the
+    clients redact whatever a server echoes before it reaches a message.
+
+    Parameters
+    ----------
+    message : str
+    status : int, optional
+        The HTTP status of the last attempt (None: no HTTP answer, or none asked).
+    attempts : int, default 1
+        Requests made, retries included (0: refused before any request, e.g. no key).
+    retryable : bool, default False
+        Whether the last failure was of a kind that is retried (408, 409, 429, 5xx,
+        timeouts, dropped connections).
+
+    Examples
+    --------
+    >>> exc = ModelHTTPError("POST https://api.example/v1/chat/completions answered HTTP "
+    ...                      "429", status=429, attempts=5, retryable=True)
+    >>> isinstance(exc, ModelCallError), exc.status, exc.attempts
+    (True, 429, 5)
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1,
+                 retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+        self.retryable = retryable
+
+
+class ModelHTTPError(ModelCallError):
+    """The server answered with an error status (4xx, 5xx) or a redirect (never followed)."""
+
+
+class ModelConnectionError(ModelCallError):
+    """No HTTP answer: refused connection, DNS failure, TLS failure, timeout, dropped link."""
+
+
+class ModelResponseError(ModelCallError):
+    """A 2xx response without a usable reply: not JSON, too large, too deeply nested, no
+    reply text, a non-finite number, or a body that echoes the credential.
+
+    The QA judge reads it as "the model answered nothing usable" (a verdict, not a crash).
     """
 
 

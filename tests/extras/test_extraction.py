@@ -2,9 +2,9 @@
 
 Every test that calls a model starts a chat-completions server on 127.0.0.1 (http.server in
 a thread) that answers from a script: a queue of replies, or a function of the request.
-Nothing else on the network is contacted (Anthropic is a stand-in module, Bedrock a
-botocore Stubber). Waits between retries are recorded instead of slept, except where the
-test is about a socket timeout.
+Nothing else on the network is contacted (the providers are tested in test_providers.py,
+the transport in test_http.py). Waits between retries are recorded instead of slept,
+except where the test is about a socket timeout.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import io
 import json
 import logging
 import math
-import sys
+import shutil
 import threading
 import time
-import types
 from collections import deque
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,11 +24,9 @@ from typing import Any
 
 import pytest
 
-from confcal.exceptions import ValidationError
-from confcal.extras import clients as clients_module
+from confcal.exceptions import ModelResponseError, ValidationError
+from confcal.extras import _http
 from confcal.extras.clients import (
-    AnthropicClient,
-    BedrockClient,
     ChatClient,
     ChatRequest,
     ChatResponse,
@@ -37,10 +34,12 @@ from confcal.extras.clients import (
     OpenAICompatibleClient,
 )
 from confcal.extras.extraction import (
+    FAILURE_KINDS,
     MAX_IMAGE_SIZE,
     ModelAnswerError,
     build_request,
     extract_logprob,
+    extract_two_stage,
     extract_verbalized,
     run_extraction,
 )
@@ -154,7 +153,7 @@ def server() -> Iterator[tuple[str, Script]]:
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Record the client's backoff waits instead of sleeping them."""
     recorded: list[float] = []
-    monkeypatch.setattr(clients_module, "_sleep", recorded.append)
+    monkeypatch.setattr(_http, "_sleep", recorded.append)
     return recorded
 
 
@@ -273,7 +272,7 @@ def test_client_errors_are_not_retried(server, waits):
 def test_a_retry_after_beyond_max_wait_fails_at_once(server, waits):
     url, script = server
     script.queue.append(error(429, headers={"Retry-After": "3600"}))
-    with pytest.raises(ModelCallError, match="retry after 3600s, more than max_wait=120s"):
+    with pytest.raises(ModelCallError, match="retry after 3600s, more than max_wait=60s"):
         extract_verbalized(client_for(url), SCHEMA, ocr=OCR)
     assert len(script.requests) == 1 and waits == []
 
@@ -287,11 +286,11 @@ def test_a_malformed_json_answer_is_an_answer_error(server):
     assert info.value.response is not None and "Sure!" in info.value.response.text
 
 
-def test_a_body_that_is_not_a_chat_completion_is_a_call_error(server):
+def test_a_body_that_is_not_a_chat_completion_is_a_response_error(server):
     url, script = server
     script.queue.append((200, {"Content-Type": "application/json"}, b"<html>oops</html>", 0.0))
-    with pytest.raises(ModelCallError, match="answered 200 with something that is not a chat "
-                                             "completion.*<html>oops"):
+    with pytest.raises(ModelResponseError, match="answered 200 with a body that is not JSON "
+                                                 ".*it starts '<html>oops"):
         extract_verbalized(client_for(url), SCHEMA, ocr=OCR)
 
 
@@ -455,7 +454,11 @@ def test_run_extraction_resumes_from_the_cache_without_paying_twice(server, tmp_
     assert list(run.predictions) == ["doc-a", "doc-c"]
     failure = run.failures["doc-b"]
     assert failure["kind"] == "call" and "HTTP 503" in failure["message"]
-    assert dict(run.counts) == {"documents": 3, "ok": 2, "failed": 1, "cached": 0, "called": 2}
+    assert failure["stage"] == "extract"
+    assert dict(run.counts) == {"documents": 3, "ok": 2, "failed": 1, "cached": 0, "called": 2,
+                                "rejected": 0}
+    assert dict(run.failure_counts) == {"call": 1, "response": 0, "answer": 0, "cache": 0,
+                                        "error": 0}
     assert len(script.requests) == 3
 
     # second run: only doc-b is asked again
@@ -463,7 +466,8 @@ def test_run_extraction_resumes_from_the_cache_without_paying_twice(server, tmp_
     run = run_extraction(client, _corpus(), modality="ocr", strategy="verbalized",
                          schema=SCHEMA, cache_dir=cache, progress=False)
     assert list(run.predictions) == ["doc-a", "doc-b", "doc-c"] and not run.failures
-    assert dict(run.counts) == {"documents": 3, "ok": 3, "failed": 0, "cached": 2, "called": 1}
+    assert dict(run.counts) == {"documents": 3, "ok": 3, "failed": 0, "cached": 2, "called": 1,
+                                "rejected": 0}
     assert [_doc_of(r["body"]) for r in script.requests[3:]] == ["doc-b"]
 
     # third run: nothing is asked at all
@@ -531,19 +535,43 @@ def test_cached_answers_follow_the_umask(server, tmp_path, mask, mode):
     assert not [f for f in cache.rglob("*") if f.name.startswith(".")]  # no temporary file
 
 
-def test_a_cache_entry_that_is_not_an_object_is_refused(server, tmp_path):
+def test_a_cache_entry_that_is_not_an_answer_is_a_failure_naming_it(server, tmp_path):
     url, script = server
     script.responder = lambda body: completion(TOPK_ANSWER)
     kwargs = {"modality": "ocr", "strategy": "verbalized", "schema": SCHEMA,
               "cache_dir": tmp_path, "progress": False}
-    run_extraction(client_for(url), {"doc-a": _corpus()["doc-a"]}, **kwargs)
-    (entry,) = tmp_path.rglob("*.json")
+    run_extraction(client_for(url), _corpus(), **kwargs)
+    entry = sorted(tmp_path.rglob("*.json"))[0]
     entry.write_text("[1, 2]")
-    with pytest.raises(ValidationError, match=r"must be a cached answer; found an unreadable "
-                                              r"file \(the file must be a JSON object; found a "
-                                              r"JSON list\); delete it") as info:
-        run_extraction(client_for(url), {"doc-a": _corpus()["doc-a"]}, **kwargs)
-    assert info.value.source == str(entry)
+    run = run_extraction(client_for(url), _corpus(), **kwargs)
+    (doc,) = run.failures
+    failure = run.failures[doc]
+    assert failure["kind"] == "cache" and str(entry) in failure["message"]
+    assert ("must be a cached answer; found an unreadable file (the file must be a JSON "
+            "object; found a JSON list); delete it") in failure["message"]
+    assert run.counts["ok"] == 2 and len(script.requests) == 3  # not bought again
+
+
+def test_a_cache_entry_copied_from_another_document_is_refetched_and_reported(server,
+                                                                             tmp_path):
+    url, script = server
+    answers = {d: TOPK_ANSWER.replace("ACME Media", f"ACME {d}") for d in ("doc-a", "doc-b")}
+    script.responder = lambda body: completion(answers[_doc_of(body)])
+    corpus = {d: _corpus()[d] for d in ("doc-a", "doc-b")}
+    kwargs = {"modality": "ocr", "strategy": "verbalized", "schema": SCHEMA,
+              "cache_dir": tmp_path, "progress": False}
+    first = run_extraction(client_for(url), corpus, **kwargs)
+    assert first.predictions["doc-b"]["Agency"]["candidates"][0]["value"] == "ACME doc-b"
+    a, b = sorted(tmp_path.rglob("*.json"), key=lambda f: "doc-a" in f.read_text())[::-1]
+    assert "doc-a" in a.read_text() and "doc-b" in b.read_text()
+    shutil.copy(a, b)  # doc-b's entry now holds doc-a's answer
+    run = run_extraction(client_for(url), corpus, **kwargs)
+    # never used: doc-b is asked again and gets its own answer back
+    assert run.predictions["doc-b"]["Agency"]["candidates"][0]["value"] == "ACME doc-b"
+    assert run.counts["rejected"] == 1 and run.rejected == (b,)
+    assert run.counts["cached"] == 1 and run.counts["called"] == 1
+    assert "1 cache entry rejected and refetched" in run.summary()
+    assert "doc-b" in b.read_text()  # overwritten by the fresh answer
 
 
 def test_run_extraction_records_unreadable_answers_and_caches_them(server, tmp_path):
@@ -630,24 +658,60 @@ def test_the_api_key_comes_from_the_environment_and_is_never_shown(server, monke
     assert [r["headers"]["Authorization"] for r in script.requests] == [f"Bearer {SECRET}"] * 2
 
     monkeypatch.delenv("CONFCAL_TEST_KEY")
-    script.queue.append(completion(TOPK_ANSWER))
-    extract_verbalized(client, SCHEMA, ocr=OCR)
-    assert "Authorization" not in script.requests[-1]["headers"]  # a local server needs none
-
-
-def test_credentials_in_the_url_stay_out_of_messages(waits):
-    client = OpenAICompatibleClient("http://user:hunter2@127.0.0.1:9/v1", "m",
-                                    api_key_env=None, max_retries=0, timeout=1)
-    assert "hunter2" not in repr(client)
-    with pytest.raises(ModelCallError) as info:
+    with pytest.raises(ModelCallError, match="CONFCAL_TEST_KEY must hold"):
         extract_verbalized(client, SCHEMA, ocr=OCR)
+    assert len(script.requests) == 2  # a named variable that is unset sends nothing
+    script.queue.append(completion(TOPK_ANSWER))
+    extract_verbalized(client_for(url), SCHEMA, ocr=OCR)  # api_key_env=None: no key at all
+    assert "Authorization" not in script.requests[-1]["headers"]
+
+
+def test_an_echoed_key_reaches_no_failure_record_cache_summary_or_csv(server, tmp_path,
+                                                                      monkeypatch, waits):
+    url, script = server
+    monkeypatch.setenv("CONFCAL_TEST_KEY", SECRET)
+    escaped = "".join(f"\\u{ord(c):04x}" for c in SECRET)
+
+    def answer(body: dict[str, Any]) -> Reply:
+        doc = _doc_of(body)
+        if doc == "doc-a":  # a 200 whose reply text repeats the key, JSON-escaped
+            text = json.dumps({"error": "x"})[:-1] + f', "k": "{escaped}"}}'
+            choice = {"message": {"content": text}, "finish_reason": "stop"}
+            return 200, {}, json.dumps({"choices": [choice]}).encode().replace(
+                b"\\\\", b"\\"), 0.0
+        if doc == "doc-b":  # an error body that quotes it, after 600 characters
+            return error(401, "x" * 600 + f" key {SECRET}")
+        return 200, {}, f"not json {SECRET[:20]}".encode(), 0.0  # a non-JSON 200
+
+    script.responder = answer
+    client = client_for(url, api_key_env="CONFCAL_TEST_KEY", max_retries=0)
+    run = run_extraction(client, _corpus(), modality="ocr", strategy="verbalized",
+                         schema=SCHEMA, cache_dir=tmp_path / "cache", progress=False)
+    assert run.failures["doc-a"]["kind"] == "response"
+    assert run.failures["doc-b"]["kind"] == "call"
+    assert run.failures["doc-c"]["kind"] == "response"
+    truths = {d: {"Agency": "ACME Media", "GrossTotal": 100, "LineItems": []}
+              for d in _corpus()}
+    csv = tmp_path / "entities.csv"
+    score_documents(SCHEMA, truths, run.predictions, metadata=run.metadata
+                    ).entities.to_csv(csv)
+    texts = [json.dumps(dict(f)) for f in run.failures.values()]
+    texts += [run.summary(), repr(run), csv.read_text()]
+    texts += [f.read_text() for f in (tmp_path / "cache").rglob("*") if f.is_file()]
+    for text in texts:
+        assert SECRET not in text and SECRET[:12] not in text and SECRET[-12:] not in text
+
+
+def test_credentials_in_the_url_are_refused_without_quoting_them():
+    with pytest.raises(ValidationError, match="base_url must not hold credentials") as info:
+        OpenAICompatibleClient("http://user:hunter2@127.0.0.1:9/v1", "m", api_key_env=None)
     assert "hunter2" not in str(info.value)
 
 
 def test_client_arguments_are_validated():
     with pytest.raises(ValidationError, match="base_url must be an http"):
         OpenAICompatibleClient("127.0.0.1:8000", "m")
-    with pytest.raises(ValidationError, match="timeout must be a number of seconds > 0"):
+    with pytest.raises(ValidationError, match="timeout must be a finite number of seconds > 0"):
         OpenAICompatibleClient("http://127.0.0.1/v1", "m", timeout=0)
     with pytest.raises(ValidationError, match="max_retries must be an integer >= 0"):
         OpenAICompatibleClient("http://127.0.0.1/v1", "m", max_retries=-1)
@@ -664,87 +728,214 @@ def _png_bytes() -> bytes:
     return buffer.getvalue()
 
 
-def _fake_anthropic(calls: list[dict[str, Any]], stop_reason: str) -> types.ModuleType:
-    module = types.ModuleType("anthropic")
+# ------------------------------------------------------------- one failure, one record
+class _Raises:
+    """A client of someone else's making that fails in its own way (as an SDK might)."""
 
-    class APIError(Exception):
-        pass
+    provider, model, supports_logprobs = "custom", "raiser", True
 
-    class APIStatusError(APIError):
-        def __init__(self, message: str, status_code: int) -> None:
-            super().__init__(message)
-            self.status_code = status_code
+    def __init__(self, inner: OpenAICompatibleClient) -> None:
+        self.inner = inner
 
-    class Messages:
-        def __init__(self, options: dict[str, Any]) -> None:
-            self.options = options
-
-        def create(self, **kwargs: Any) -> Any:
-            calls.append({"client": self.options, **kwargs})
-            return types.SimpleNamespace(
-                content=[types.SimpleNamespace(type="text", text=TOPK_ANSWER)],
-                stop_reason=stop_reason,
-                usage=types.SimpleNamespace(input_tokens=12, output_tokens=34))
-
-    class Anthropic:
-        def __init__(self, **options: Any) -> None:
-            self.messages = Messages(options)
-
-    module.Anthropic = Anthropic  # type: ignore[attr-defined]
-    module.APIError = APIError  # type: ignore[attr-defined]
-    module.APIStatusError = APIStatusError  # type: ignore[attr-defined]
-    return module
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        if "doc-f" in request.text:
+            raise TypeError("create() got an unexpected keyword argument 'temperature'")
+        return self.inner.complete(request)
 
 
-def test_anthropic_client_maps_the_request_and_the_stop_reason(monkeypatch):
-    calls: list[dict[str, Any]] = []
-    monkeypatch.setitem(sys.modules, "anthropic", _fake_anthropic(calls, "end_turn"))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-    client = AnthropicClient("claude-test", timeout=30, max_retries=2)
-    doc = extract_verbalized(client, SCHEMA, image=_png_bytes(), ocr=OCR)
-    assert doc["Agency"]["candidates"][0]["value"] == "ACME Media"
-    (call,) = calls
-    assert call["client"] == {"api_key": SECRET, "timeout": 30.0, "max_retries": 2,
-                              "base_url": None}
-    assert call["model"] == "claude-test" and call["temperature"] == 0.0
-    image, text = call["messages"][0]["content"]
-    assert image["source"]["media_type"] == "image/png" and "ACME\t0.98" in text["text"]
-    assert SECRET not in repr(client)
+def test_every_kind_of_failure_is_one_record_and_the_run_goes_on(server, waits):
+    url, script = server
+    deep = '{"Agency": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
-    calls.clear()
-    monkeypatch.setitem(sys.modules, "anthropic", _fake_anthropic(calls, "max_tokens"))
-    with pytest.raises(ModelAnswerError, match="cut at max_tokens"):
-        extract_verbalized(client, SCHEMA, ocr=OCR)
+    def answer(body: dict[str, Any]) -> Reply:
+        doc = next(w for w in ("doc-a", "doc-b", "doc-c", "doc-d", "doc-e", "doc-f")
+                   if w in body["messages"][1]["content"])
+        return {"doc-a": completion(TOPK_ANSWER),
+                "doc-b": error(400, "context length exceeded"),
+                "doc-c": (200, {}, b"[" * 100_000 + b"]" * 100_000, 0.0),
+                "doc-d": completion("no JSON here"),
+                "doc-e": completion(deep)}[doc]
 
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    with pytest.raises(ModelCallError, match="ANTHROPIC_API_KEY must hold"):
-        extract_verbalized(client, SCHEMA, ocr=OCR)
-    with pytest.raises(ValidationError, match="must return token log-probabilities"):
-        extract_logprob(client, SCHEMA, ocr=OCR)
+    script.responder = answer
+    corpus = {d: {"ocr": [(d, 1.0), *OCR]} for d in
+              ("doc-a", "doc-b", "doc-c", "doc-d", "doc-e", "doc-f")}
+    run = run_extraction(_Raises(client_for(url, max_retries=0)), corpus, modality="ocr",
+                         strategy="verbalized", schema=SCHEMA, progress=False)
+    assert list(run.predictions) == ["doc-a"]
+    kinds = {d: f["kind"] for d, f in run.failures.items()}
+    assert kinds == {"doc-b": "call", "doc-c": "response", "doc-d": "answer",
+                     "doc-e": "answer", "doc-f": "error"}
+    assert "nested too deeply" in run.failures["doc-c"]["message"]
+    assert "nests deeper than 200 levels" in run.failures["doc-e"]["message"]
+    assert run.failures["doc-f"]["message"] == ("TypeError: create() got an unexpected "
+                                                "keyword argument 'temperature'")
+    assert dict(run.failure_counts) == {"call": 1, "response": 1, "answer": 2, "cache": 0,
+                                        "error": 1}
+    assert tuple(run.failure_counts) == FAILURE_KINDS
+    assert run.summary() == ("raiser ocr verbalized: 6 documents, 1 ok, 5 failed (call 1, "
+                             "response 1, answer 2, error 1); 0 cached, 3 called")
 
 
-def test_bedrock_client_speaks_converse(monkeypatch):
-    boto3 = pytest.importorskip("boto3")
-    from botocore.stub import Stubber
+def test_an_overflowing_logprob_is_a_failure_of_its_document_only(server):
+    url, script = server
+    good = completion("".join(TOKENS), logprobs=logprob_content(TOKENS, PROBS))
+    body = json.loads(good[2])
+    body["choices"][0]["logprobs"]["content"][4]["logprob"] = -int("9" * 400)
+    bad = (200, {}, json.dumps(body).encode(), 0.0)
+    script.responder = lambda b: bad if "doc-b" in b["messages"][1]["content"] else good
+    run = run_extraction(client_for(url), _corpus(), modality="ocr", strategy="logprob",
+                         schema=SCHEMA, progress=False)
+    assert list(run.predictions) == ["doc-a", "doc-c"]
+    failure = run.failures["doc-b"]
+    assert failure["kind"] == "response"
+    assert "content[4].logprob must be a finite number; found an integer of 400 digits" in \
+        failure["message"]
 
-    runtime = boto3.client("bedrock-runtime", region_name="us-east-1",
-                           aws_access_key_id="testing", aws_secret_access_key="testing")
-    png = _png_bytes()
-    client = BedrockClient("test.model-v1:0", region="us-east-1")
-    request = build_request(SCHEMA, strategy="verbalized", image=png, max_tokens=300)
-    with Stubber(runtime) as stub:
-        stub.add_response(
-            "converse",
-            {"output": {"message": {"role": "assistant", "content": [{"text": TOPK_ANSWER}]}},
-             "stopReason": "max_tokens",
-             "usage": {"inputTokens": 5, "outputTokens": 300, "totalTokens": 305},
-             "metrics": {"latencyMs": 10}},
-            {"modelId": "test.model-v1:0", "system": [{"text": request.system}],
-             "messages": [{"role": "user", "content": [
-                 {"image": {"format": "png", "source": {"bytes": request.images[0]}}},
-                 {"text": request.text}]}],
-             "inferenceConfig": {"maxTokens": 300, "temperature": 0.0}})
-        client._client = runtime  # the stubbed client: no network, no credentials needed
-        response = client.complete(request)
-    assert response.text == TOPK_ANSWER and response.finish_reason == "length"
-    assert response.usage["outputTokens"] == 300
+
+# ------------------------------------------------------------------ two-stage verbalized
+VALUES = {"Agency": "ACME Media", "GrossTotal": 100.0, "LineItems": [{"Rate": 5}, {"Rate": 7}]}
+SCORES = {"Agency": 0.9, "GrossTotal": 0.75, "LineItems": [{"Rate": 0.5}, {"Rate": 0.25}]}
+
+
+def two_stage_server(script: Script, scores: dict[str, Any] = SCORES,
+                     values: dict[str, Any] = VALUES) -> None:
+    from confcal.extras._two_stage import SCORING_SYSTEM
+
+    def answer(body: dict[str, Any]) -> Reply:
+        if body["messages"][0]["content"] == SCORING_SYSTEM:
+            return completion(json.dumps(scores))
+        return completion("```json\n" + json.dumps(values) + "\n```")
+
+    script.responder = answer
+
+
+def _text_of(request: dict[str, Any]) -> str:
+    content = user_content(request)
+    return content if isinstance(content, str) else content[-1]["text"]
+
+
+def test_two_stage_extracts_then_scores_the_extracted_values(server):
+    url, script = server
+    two_stage_server(script)
+    doc = extract_two_stage(client_for(url), SCHEMA, image=_png_bytes(), ocr=OCR,
+                            max_tokens=400)
+    assert doc == {"Agency": {"value": "ACME Media", "confidence": 0.9},
+                   "GrossTotal": {"value": 100.0, "confidence": 0.75},
+                   "LineItems": [{"Rate": {"value": 5, "confidence": 0.5}},
+                                 {"Rate": {"value": 7, "confidence": 0.25}}]}
+    first, second = script.requests
+    assert "logprobs" not in first["body"] and "logprobs" not in second["body"]
+    assert "Give each field's value" in _text_of(first)
+    scoring = _text_of(second)
+    assert json.dumps(VALUES) in scoring  # the extracted values, as extracted
+    assert "ACME\t0.98" in scoring  # the same document inputs: the OCR ...
+    # ... and the very same page image
+    assert user_content(second)[0] == user_content(first)[0]
+    assert '"LineItems": [{"Rate": 0.0}, {"Rate": 0.0}]' in scoring  # the answer's form
+    assert second["body"]["max_tokens"] == 400
+
+
+def test_two_stage_with_another_scorer_records_who_scored(server, tmp_path):
+    url, script = server
+    two_stage_server(script)
+    extractor, scorer = client_for(url), OpenAICompatibleClient(url, "judge-model",
+                                                               api_key_env=None)
+    kwargs = {"modality": "ocr", "strategy": "two-stage", "schema": SCHEMA,
+              "cache_dir": tmp_path, "progress": False}
+    run = run_extraction(extractor, _corpus(), scorer=scorer, **kwargs)
+    assert not run.failures and run.counts["called"] == 6
+    assert [r["body"]["model"] for r in script.requests].count("judge-model") == 3
+    assert dict(run.metadata["doc-a"]) == {
+        "provider": "openai-compatible", "model": "test-model", "modality": "ocr",
+        "strategy": "two-stage", "confidence_provider": "openai-compatible",
+        "confidence_model": "judge-model"}
+    truths = {d: {"Agency": "ACME Media", "GrossTotal": "100.00",
+                  "LineItems": [{"Rate": 5}, {"Rate": 8}]} for d in _corpus()}
+    entities = score_documents(SCHEMA, truths, run.predictions,
+                               metadata=run.metadata).entities
+    assert set(entities["model"]) == {"test-model"}
+    assert set(entities["confidence_model"]) == {"judge-model"}
+    rates = entities[entities["field"] == "LineItems.Rate"]
+    # per document: 5 is right and was scored 0.5; 7 != 8 is wrong and was scored 0.25
+    assert rates.groupby("confidence")["correct"].agg(list).to_dict() == {
+        0.25: [False] * 3, 0.5: [True] * 3}
+
+    # resumable: a second run asks nothing
+    before = len(script.requests)
+    again = run_extraction(extractor, _corpus(), scorer=scorer, **kwargs)
+    assert len(script.requests) == before and again.counts["cached"] == 6
+    assert dict(again.predictions) == dict(run.predictions)
+
+
+def test_two_stage_a_failed_scoring_call_is_asked_again_alone(server, tmp_path, waits):
+    url, script = server
+    two_stage_server(script)
+    from confcal.extras._two_stage import SCORING_SYSTEM
+
+    inner = script.responder
+    script.responder = lambda body: (error(503) if body["messages"][0]["content"]
+                                     == SCORING_SYSTEM and "doc-b" in _text_of({"body": body})
+                                     else inner(body))
+    kwargs = {"modality": "ocr", "strategy": "two-stage", "schema": SCHEMA,
+              "cache_dir": tmp_path, "progress": False}
+    client = client_for(url, max_retries=0)
+    run = run_extraction(client, _corpus(), **kwargs)
+    assert run.failures["doc-b"]["kind"] == "call"
+    assert run.failures["doc-b"]["stage"] == "score"
+    assert run.metadata["doc-b"]["confidence_model"] == "test-model"  # scored by itself
+    script.responder = inner
+    before = len(script.requests)
+    rerun = run_extraction(client, _corpus(), **kwargs)
+    assert not rerun.failures
+    (asked,) = script.requests[before:]  # only doc-b's scoring call
+    assert asked["body"]["messages"][0]["content"] == SCORING_SYSTEM
+    assert "doc-b" in _text_of(asked)
+
+
+@pytest.mark.parametrize("scores, message", [
+    ({"Agency": 0.9, "GrossTotal": 0.75, "LineItems": [{"Rate": 0.5}]},
+     "field LineItems must hold 2 line item records, as extracted; found 1 records"),
+    ({"Agency": 0.9, "LineItems": [{"Rate": 0.5}, {"Rate": 0.2}]},
+     "must give a probability for field GrossTotal; found none"),
+    ({"Agency": 1.5, "GrossTotal": 0.75, "LineItems": [{"Rate": 0.5}, {"Rate": 0.2}]},
+     "field Agency must be a probability within \\[0, 1\\]; found 1.5"),
+    ({"Agency": True, "GrossTotal": 0.75, "LineItems": [{"Rate": 0.5}, {"Rate": 0.2}]},
+     "field Agency must be a probability within \\[0, 1\\]; found True"),
+])
+def test_two_stage_a_scoring_answer_must_cover_every_value(server, scores, message):
+    url, script = server
+    two_stage_server(script, scores=scores)
+    with pytest.raises(ModelAnswerError, match="scoring answer \\(two-stage call 2\\) cannot "
+                                               "be read: .*" + message):
+        extract_two_stage(client_for(url), SCHEMA, ocr=OCR)
+
+
+def test_two_stage_null_values_are_scored_too_and_unknown_keys_pass_through(server):
+    url, script = server
+    values = {"Agency": None, "GrossTotal": 12.5, "LineItems": None, "Note": "extra"}
+    two_stage_server(script, values=values,
+                     scores={"Agency": 0.6, "GrossTotal": 0.8, "LineItems": None})
+    doc = extract_two_stage(client_for(url), SCHEMA, ocr=OCR)
+    assert doc == {"Agency": {"value": None, "confidence": 0.6},
+                   "GrossTotal": {"value": 12.5, "confidence": 0.8}, "LineItems": None,
+                   "Note": "extra"}
+    assert '"Note"' not in _text_of(script.requests[1])  # only schema fields are scored
+
+
+def test_two_stage_call_1_must_give_scalar_values(server):
+    url, script = server
+    two_stage_server(script, values={"Agency": {"value": "ACME"}})
+    with pytest.raises(ModelAnswerError, match="extraction answer \\(two-stage call 1\\) cannot "
+                                               "be read: field Agency must be a scalar value"):
+        extract_two_stage(client_for(url), SCHEMA, ocr=OCR)
+    assert len(script.requests) == 1  # nothing to score: no second call
+
+
+def test_a_scorer_only_goes_with_the_two_stage_strategy(server):
+    url, _ = server
+    with pytest.raises(ValidationError, match="scorer must be None for strategy 'verbalized'"):
+        run_extraction(client_for(url), _corpus(), modality="ocr", strategy="verbalized",
+                       scorer=client_for(url), progress=False)
+    with pytest.raises(ValidationError, match="scorer must have provider, model"):
+        run_extraction(client_for(url), _corpus(), modality="ocr", strategy="two-stage",
+                       scorer=object(), progress=False)

@@ -1,9 +1,10 @@
-"""confcal.extras.models.ChatCompletionsClient against a real HTTP server on 127.0.0.1.
+"""The deprecated confcal.extras.models.ChatCompletionsClient against a real server.
 
-No other network is used.
-
-Waits between retries go through an injected ``sleep`` that records them, so the retry
-schedule is checked exactly and no test sleeps.
+It is a thin wrapper over OpenAICompatibleClient and the shared transport
+(tests/extras/test_http.py checks the transport's rules for all clients at once); these
+tests keep its own contract: ``complete(messages) -> str``, ``create(messages) -> dict``,
+its options, an exact retry schedule through an injected ``sleep``, and a
+DeprecationWarning when one is made. No other network than 127.0.0.1 is used.
 """
 
 from __future__ import annotations
@@ -12,18 +13,18 @@ import email.utils
 import logging
 import socket
 import time
+import warnings
 
 import pytest
 
 from _chat_server import ChatServer, Reply
-from confcal.exceptions import ConfcalError, ValidationError
+from confcal.exceptions import ConfcalError, ModelCallError, ValidationError
 from confcal.extras.models import (
     ChatCompletionsClient,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
     ModelResponseError,
-    _retry_after,
 )
 
 KEY = "sk-test-0123456789-secret"
@@ -48,10 +49,22 @@ class Sleeps(list):
         self.append(seconds)
 
 
+def make(*args, **options) -> ChatCompletionsClient:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ChatCompletionsClient(*args, **options)
+
+
 def client(server: ChatServer, sleeps: Sleeps | None = None, **options) -> ChatCompletionsClient:
     options.setdefault("api_key_env", "CONFCAL_TEST_KEY")
-    return ChatCompletionsClient(server.url, "judge-model", sleep=sleeps if sleeps is not None
-                      else Sleeps(), **options)
+    return make(server.url, "judge-model", sleep=sleeps if sleeps is not None else Sleeps(),
+                **options)
+
+
+def test_making_one_is_deprecated():
+    with pytest.warns(DeprecationWarning, match="ChatCompletionsClient is deprecated; use "
+                                                "confcal.extras.clients.OpenAICompatibleClient"):
+        ChatCompletionsClient("http://127.0.0.1:9/v1", "m", api_key_env=None)
 
 
 # ------------------------------------------------------------------------ the protocol
@@ -76,7 +89,7 @@ def test_create_returns_the_response_and_extra_params_override_the_defaults():
 
 def test_base_url_with_a_trailing_slash_is_the_same_endpoint():
     with ChatServer([Reply("1")]) as server:
-        c = ChatCompletionsClient(server.url + "/", "m", api_key_env=None, sleep=Sleeps())
+        c = make(server.url + "/", "m", api_key_env=None, sleep=Sleeps())
         c.complete(MESSAGES)
     assert server.requests[0]["path"] == "/v1/chat/completions"
 
@@ -90,8 +103,8 @@ def test_no_key_is_sent_when_api_key_env_is_none():
 # ------------------------------------------------------------------------- the key
 def test_a_missing_key_is_an_error_before_any_request(monkeypatch):
     monkeypatch.delenv("CONFCAL_TEST_KEY")
-    message = "environment variable CONFCAL_TEST_KEY; found it unset or empty"
-    with ChatServer([Reply("1")]) as server, pytest.raises(ModelError, match=message):
+    message = "environment variable CONFCAL_TEST_KEY must hold the .* key; found it unset or empty"
+    with ChatServer([Reply("1")]) as server, pytest.raises(ModelCallError, match=message):
         client(server).complete(MESSAGES)
     assert server.requests == []
 
@@ -112,7 +125,7 @@ def test_the_key_is_never_in_the_repr_errors_or_logs(caplog):
 
 def test_the_key_is_not_a_parameter():
     with pytest.raises(TypeError):
-        ChatCompletionsClient("http://127.0.0.1:1/v1", "m", api_key=KEY)  # type: ignore[call-arg]
+        make("http://127.0.0.1:1/v1", "m", api_key=KEY)  # type: ignore[call-arg]
 
 
 # ---------------------------------------------------------------------------- retries
@@ -151,7 +164,7 @@ def test_retry_after_as_an_http_date_is_honoured():
 
 def test_a_retry_after_beyond_max_wait_fails_at_once_instead_of_stalling():
     sleeps = Sleeps()
-    message = "asks to retry after 600 s, more than max_wait=60 s"
+    message = "asks to retry after 600s, more than max_wait=60s"
     replies = [Reply(status=429, headers={"Retry-After": "600"}), Reply("1")]
     with ChatServer(replies) as server, pytest.raises(ModelHTTPError, match=message):
         client(server, sleeps).complete(MESSAGES)
@@ -160,7 +173,7 @@ def test_a_retry_after_beyond_max_wait_fails_at_once_instead_of_stalling():
 
 def test_retries_are_bounded_and_the_error_says_how_many_attempts():
     sleeps = Sleeps()
-    message = "HTTP 502.*gave up after 3 attempt"
+    message = r"failed after 3 attempts \(max_retries=2\); last: HTTP 502"
     with (ChatServer([Reply(status=502)] * 3) as server,
           pytest.raises(ModelHTTPError, match=message) as info):
         client(server, sleeps, max_retries=2).complete(MESSAGES)
@@ -183,7 +196,7 @@ def test_a_timeout_is_retried_then_reported():
     sleeps = Sleeps()
     with ChatServer([Reply("1", delay=1.0), Reply("1", delay=1.0)]) as server:
         started = time.perf_counter()
-        with pytest.raises(ModelConnectionError, match="no answer from .* after 2 attempt"):
+        with pytest.raises(ModelConnectionError, match="after 2 attempts.*no answer within"):
             client(server, sleeps, timeout=0.2, max_retries=1).complete(MESSAGES)
         assert time.perf_counter() - started < 2.0
     assert len(sleeps) == 1
@@ -194,9 +207,8 @@ def test_a_refused_connection_is_retried_then_reported():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     sleeps = Sleeps()
-    c = ChatCompletionsClient(f"http://127.0.0.1:{port}/v1", "m", api_key_env=None, max_retries=2,
-                   sleep=sleeps)
-    with pytest.raises(ModelConnectionError, match="after 3 attempt"):
+    c = make(f"http://127.0.0.1:{port}/v1", "m", api_key_env=None, max_retries=2, sleep=sleeps)
+    with pytest.raises(ModelConnectionError, match="after 3 attempts.*connection failed"):
         c.complete(MESSAGES)
     assert sleeps == [1.0, 2.0]
 
@@ -205,9 +217,8 @@ def test_a_refused_connection_is_retried_then_reported():
 @pytest.mark.parametrize("reply, message", [
     (Reply(body=b"<html>gateway</html>"), "body that is not JSON"),
     (Reply(body=b"[1, 2]"), "JSON that is not an object"),
-    (Reply(body=b'{"choices": []}'), "without choices\\[0\\].message.content"),
-    (Reply(null_content=True), ("a NoneType content, not text \\(finish_reason "
-                               "'content_filter'\\)")),
+    (Reply(body=b'{"choices": []}'), "without choices\\[0\\]"),
+    (Reply(null_content=True), ("content is null \\(finish_reason 'content_filter'\\)")),
 ])
 def test_a_200_without_reply_text_is_a_response_error(reply, message):
     with ChatServer([reply]) as server, pytest.raises(ModelResponseError, match=message):
@@ -217,8 +228,8 @@ def test_a_200_without_reply_text_is_a_response_error(reply, message):
 
 def test_errors_are_confcal_errors():
     assert issubclass(ModelHTTPError, ModelError) and issubclass(ModelError, ConfcalError)
-    assert issubclass(ModelResponseError, ModelError)
-    assert issubclass(ModelConnectionError, ModelError)
+    assert issubclass(ModelResponseError, ModelCallError)
+    assert issubclass(ModelConnectionError, ModelCallError)
 
 
 # ------------------------------------------------------------------------- validation
@@ -227,11 +238,11 @@ def test_errors_are_confcal_errors():
     ({"base_url": "http://"}, "base_url must be an http:// or https:// URL"),
     ({"model": " "}, "model must be a non-empty string"),
     ({"api_key_env": ""}, "api_key_env must name an environment variable"),
-    ({"timeout": 0}, "timeout must be a finite number > 0; found 0"),
-    ({"timeout": float("inf")}, "timeout must be a finite number > 0"),
+    ({"timeout": 0}, "timeout must be a finite number of seconds > 0; found 0"),
+    ({"timeout": float("inf")}, "timeout must be a finite number of seconds > 0"),
     ({"max_retries": -1}, "max_retries must be an integer >= 0; found -1"),
     ({"max_retries": True}, "max_retries must be an integer >= 0"),
-    ({"backoff": -1.0}, "backoff must be a finite number >= 0"),
+    ({"backoff": -1.0}, "backoff must be a finite number of seconds >= 0"),
     ({"temperature": -0.1}, "temperature must be a finite number >= 0"),
     ({"max_tokens": 0}, "max_tokens must be an integer >= 1 or None; found 0"),
     ({"sleep": 3}, "sleep must be callable"),
@@ -239,7 +250,7 @@ def test_errors_are_confcal_errors():
 def test_options_are_validated(kwargs, message):
     options = {"base_url": "http://127.0.0.1:9/v1", "model": "m", **kwargs}
     with pytest.raises(ValidationError, match=message):
-        ChatCompletionsClient(**options)
+        make(**options)
 
 
 @pytest.mark.parametrize("messages, message", [
@@ -255,13 +266,14 @@ def test_messages_are_validated_before_any_request(messages, message):
     assert server.requests == []
 
 
-def test_retry_after_parsing():
-    now = 1_000_000.0
-    assert _retry_after("7", now) == 7.0
-    assert _retry_after(None, now) is None
-    assert _retry_after("soon", now) is None  # unreadable: the client's own backoff
-    assert _retry_after(email.utils.formatdate(now + 30, usegmt=True), now) == 30.0
-    assert _retry_after(email.utils.formatdate(now - 30, usegmt=True), now) == 0.0
+def test_it_sends_through_the_one_client_and_transport():
+    from confcal.extras.clients import OpenAICompatibleClient
+
+    c = make("http://127.0.0.1:9/v1", "m", api_key_env=None)
+    assert isinstance(c._client, OpenAICompatibleClient)
+    with ChatServer([Reply(status=302, headers={"Location": "http://127.0.0.1:1/x"})]) as server, \
+            pytest.raises(ModelHTTPError, match="redirects are never followed"):
+        client(server).complete(MESSAGES)
 
 
 def test_importing_the_core_does_not_import_the_client():

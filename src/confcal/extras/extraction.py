@@ -1,7 +1,8 @@
-"""Ask a model for an extraction with confidence: verbalized top-K or token log-probabilities.
+"""Ask a model for an extraction with confidence: verbalized top-K, token log-probabilities,
+or a second call that scores the extracted values.
 
 The ConfBench protocol asks each model for every field of a document, under three input
-modalities, with two kinds of confidence:
+modalities, with two kinds of confidence (and the paper's future-work third):
 
 * **Modality** is chosen by which inputs are given: OCR only (``ocr=`` a list of
   ``(word, confidence)`` pairs in reading order), image only (``image=``), or both.
@@ -15,10 +16,14 @@ modalities, with two kinds of confidence:
   endpoints); every value's tokens are found by
   :func:`confcal.calibration.confidence.value_token_spans` and aggregated
   (:func:`confcal.calibration.confidence.confidences_from_logprobs`).
+* **Two-stage verbalized** (:func:`extract_two_stage`): call 1 asks for the values only;
+  call 2, to the same or another model (the *scorer*), receives the document's inputs and
+  the extracted values and answers a probability per value, which attaches to it.
 
 :func:`run_extraction` does this for a corpus: bounded concurrency, a progress bar, the
-clients' retries, and an on-disk cache of raw answers keyed by (model, prompt, image
-hash), so that an interrupted run resumes without paying twice. The result feeds
+clients' retries, and a verified on-disk cache of raw answers
+(:class:`confcal._chat.ChatCache`), so that an interrupted run resumes without paying
+twice. One document's failure is one record, never the end of the run. The result feeds
 :func:`confcal.scoring.score_documents` directly.
 
 Examples
@@ -35,28 +40,28 @@ ACME	0.98
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 import io
 import json
 import os
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from .._files import atomic_write, read_json_object
-from .._validation import check_option, check_positive_int, is_missing, is_real
+from .._chat import ChatCache
+from .._validation import check_option, check_positive_int, is_real
 from ..calibration.confidence import METHODS, confidences_from_logprobs, parse_topk
-from ..exceptions import ConfcalError, ValidationError
+from ..exceptions import ConfcalError, ModelCallError, ModelResponseError, ValidationError
 from ..scoring.comparators import Date, Exact, Number, Text
 from ..scoring.presets import FCC_INVOICE
 from ..scoring.schema import Field, Items, Schema
+from ._corpus import FAILURE_KINDS, ExtractionRun, check_documents
 from ._optional import progress, require
-from .clients import ChatClient, ChatRequest, ChatResponse, ModelCallError
+from ._two_stage import attach_scores, read_values, scoring_request
+from .clients import ChatClient, ChatRequest, ChatResponse
 
 __all__ = [
     "MAX_IMAGE_SIZE",
@@ -65,7 +70,9 @@ __all__ = [
     "ExtractionRun",
     "ModelAnswerError",
     "build_request",
+    "FAILURE_KINDS",
     "extract_logprob",
+    "extract_two_stage",
     "extract_verbalized",
     "run_extraction",
 ]
@@ -73,8 +80,9 @@ __all__ = [
 MODALITIES: tuple[str, ...] = ("ocr", "image", "ocr+image")
 """Input modalities: OCR words only, the page image only, or both."""
 
-STRATEGIES: tuple[str, ...] = ("verbalized", "logprob")
-"""Confidence strategies: verbalized top-K (1S-TopK) or token log-probabilities."""
+STRATEGIES: tuple[str, ...] = ("verbalized", "logprob", "two-stage")
+"""Confidence strategies: verbalized top-K (1S-TopK), token log-probabilities, or two-stage
+verbalized (extract, then score the extracted values in a second call)."""
 
 MAX_IMAGE_SIZE: tuple[int, int] = (1200, 1000)
 """(width, height) an image is scaled down to fit, keeping its aspect ratio."""
@@ -82,8 +90,7 @@ MAX_IMAGE_SIZE: tuple[int, int] = (1200, 1000)
 _EXTRA = "models"
 _SYSTEM = ("You extract structured data from business documents. Answer with one JSON "
            "object and nothing else: no explanation, no reasoning, no code fence.")
-_CACHE_FORMAT = "confcal.extraction-cache"
-_CACHE_VERSION = 1
+_CACHE_KIND = "extraction"
 _DEFAULT_MAX_TOKENS = 8192
 _DEFAULT_TOP_LOGPROBS = 5
 
@@ -115,6 +122,9 @@ def _check_ocr(ocr: Any, name: str = "ocr") -> list[tuple[str, float]]:
                               f"order; found {type(ocr).__name__}")
     pairs = []
     for i, pair in enumerate(ocr):
+        if hasattr(pair, "text") and hasattr(pair, "confidence"):
+            # a confcal.extras.ocr.OCRWord (tesseract_words, textract_words), as it is
+            pair = (pair.text, pair.confidence)
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ValidationError(f"{name}[{i}] must be a (word, confidence) pair; found "
                                   f"{pair!r:.80}")
@@ -225,12 +235,14 @@ def _inputs_text(ocr: list[tuple[str, float]] | None, has_image: bool) -> list[s
 def build_request(schema: Schema, *, strategy: str = "verbalized", image: Any = None,
                   ocr: Any = None, k: int = 4, max_tokens: int = _DEFAULT_MAX_TOKENS,
                   top_logprobs: int = _DEFAULT_TOP_LOGPROBS) -> ChatRequest:
-    """The exact request :func:`extract_verbalized` or :func:`extract_logprob` sends.
+    """The exact (first) request :func:`extract_verbalized`, :func:`extract_logprob` or
+    :func:`extract_two_stage` sends.
 
     Parameters
     ----------
     schema : Schema
-    strategy : {"verbalized", "logprob"}, default "verbalized"
+    strategy : {"verbalized", "logprob", "two-stage"}, default "verbalized"
+        ``"two-stage"`` builds call 1: the values only, no log-probabilities.
     image : PIL.Image.Image, bytes or path, optional
         The page; scaled down to fit :data:`MAX_IMAGE_SIZE`, sent as PNG. Not a numpy
         array (its channel order is ambiguous).
@@ -293,9 +305,9 @@ def build_request(schema: Schema, *, strategy: str = "verbalized", image: Any = 
 # ---------------------------------------------------------------------------------------
 # reading answers
 # ---------------------------------------------------------------------------------------
-def _check_client(client: Any, *, logprobs: bool) -> None:
+def _check_client(client: Any, *, logprobs: bool, name: str = "client") -> None:
     if not isinstance(client, ChatClient):
-        raise ValidationError("client must have provider, model, supports_logprobs and "
+        raise ValidationError(f"{name} must have provider, model, supports_logprobs and "
                               f"complete(request) (a ChatClient); found {type(client).__name__}")
     if logprobs and not client.supports_logprobs:
         raise ValidationError(f"client must return token log-probabilities for the logprob "
@@ -311,13 +323,52 @@ def _check_finished(response: ChatResponse, request: ChatRequest) -> None:
             "read; raise max_tokens", response)
 
 
+# A model's text can hold anything: JSON nested beyond any limit, numbers no float holds.
+# Whatever reading it raises becomes a ModelAnswerError naming what was read.
+_UNREADABLE = (ValueError, RecursionError, OverflowError, TypeError)
+
+
+def _unreadable(what: str, exc: BaseException, response: ChatResponse) -> ModelAnswerError:
+    detail = ("nested too deeply to read" if isinstance(exc, RecursionError)
+              else f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValidationError)
+              else str(exc))
+    return ModelAnswerError(f"the {what} cannot be read: {detail}", response)
+
+
 def _read_verbalized(response: ChatResponse, request: ChatRequest, schema: Schema,
                      k: int) -> dict[str, Any]:
     _check_finished(response, request)
     try:
         return parse_topk(response.text, schema, k=k)
-    except ValidationError as exc:
-        raise ModelAnswerError(f"the verbalized answer cannot be read: {exc}", response) from None
+    except _UNREADABLE as exc:
+        raise _unreadable("verbalized answer", exc, response) from None
+
+
+def _read_values(response: ChatResponse, request: ChatRequest,
+                 schema: Schema) -> dict[str, Any]:
+    _check_finished(response, request)
+    try:
+        return read_values(response.text, schema)
+    except _UNREADABLE as exc:
+        raise _unreadable("extraction answer (two-stage call 1)", exc, response) from None
+
+
+def _read_scores(values: dict[str, Any], response: ChatResponse, request: ChatRequest,
+                 schema: Schema) -> dict[str, Any]:
+    _check_finished(response, request)
+    try:
+        return attach_scores(values, response.text, schema)
+    except _UNREADABLE as exc:
+        raise _unreadable("scoring answer (two-stage call 2)", exc, response) from None
+
+
+def _scoring_request(schema: Schema, values: dict[str, Any], first: ChatRequest, ocr: Any,
+                     max_tokens: int) -> ChatRequest:
+    """Call 2 of the two-stage strategy: the inputs of ``first`` and the values it got."""
+    pairs = None if ocr is None else _check_ocr(ocr)
+    return scoring_request(schema, values, field_lines=_field_lines(schema),
+                           inputs_text=_inputs_text(pairs, bool(first.images)),
+                           images=first.images, max_tokens=max_tokens)
 
 
 def _read_logprob(response: ChatResponse, request: ChatRequest, schema: Schema,
@@ -333,9 +384,8 @@ def _read_logprob(response: ChatResponse, request: ChatRequest, schema: Schema,
         return confidences_from_logprobs(list(response.tokens), list(response.token_logprobs),
                                          schema, top_logprobs=top, method=method,
                                          token_style=response.token_style)
-    except ValidationError as exc:
-        raise ModelAnswerError(f"the log-probability answer cannot be read: {exc}",
-                               response) from None
+    except _UNREADABLE as exc:
+        raise _unreadable("log-probability answer", exc, response) from None
 
 
 def extract_verbalized(client: ChatClient, schema: Schema, *, image: Any = None,
@@ -416,129 +466,78 @@ def extract_logprob(client: ChatClient, schema: Schema, *, image: Any = None,
     return _read_logprob(client.complete(request), request, schema, method)
 
 
+def extract_two_stage(client: ChatClient, schema: Schema, *, image: Any = None,
+                      ocr: Any = None, scorer: ChatClient | None = None,
+                      max_tokens: int = _DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+    """One document's fields, then a second call's probability for each extracted value.
+
+    Call 1 asks ``client`` for the values only (the log-probability strategy's prompt,
+    without log-probabilities). Call 2 sends ``scorer`` (``client`` when None: the same
+    model, in a separate call) the same document inputs, the field descriptions and the
+    extracted values, and asks for the probability that each value, null included, is
+    correct. The probabilities attach to call 1's values.
+
+    Parameters
+    ----------
+    client : ChatClient
+        The extractor; any client (no log-probabilities needed).
+    schema : Schema
+    image, ocr : optional
+        As :func:`extract_verbalized`; both calls see the same inputs.
+    scorer : ChatClient, optional
+        The model that scores the values; ``client`` when None.
+    max_tokens : int, default 8192
+        Per call.
+
+    Returns
+    -------
+    dict
+        A predicted document in the ``{"value": v, "confidence": c}`` form.
+
+    Raises
+    ------
+    ModelCallError, ModelAnswerError, ValidationError
+        As :func:`extract_verbalized`, for either call; a scoring answer that misses a
+        value's probability, or gives one outside [0, 1], is a ``ModelAnswerError``
+        naming the field.
+    """
+    _check_client(client, logprobs=False)
+    scorer = client if scorer is None else scorer
+    _check_client(scorer, logprobs=False, name="scorer")
+    first = build_request(schema, strategy="two-stage", image=image, ocr=ocr,
+                          max_tokens=max_tokens)
+    values = _read_values(client.complete(first), first, schema)
+    second = _scoring_request(schema, values, first, ocr, max_tokens)
+    return _read_scores(values, scorer.complete(second), second, schema)
+
+
 # ---------------------------------------------------------------------------------------
 # the corpus run
 # ---------------------------------------------------------------------------------------
-class _Cache:
-    """Raw answers on disk, one JSON file per request, written atomically."""
+class _Failed(Exception):
+    """One document's failure, as recorded."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
-
-    @staticmethod
-    def key(client: ChatClient, request: ChatRequest) -> tuple[str, dict[str, Any]]:
-        identity = {"format": _CACHE_FORMAT, "version": _CACHE_VERSION,
-                    "provider": client.provider, "model": client.model,
-                    "request": request.fingerprint()}
-        text = json.dumps(identity, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest(), identity
-
-    def path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> ChatResponse | None:
-        path = self.path(key)
-        if not path.exists():
-            return None
-        try:
-            data = read_json_object(path.read_bytes(), where="the file", source=path)
-            return ChatResponse.from_dict(data["response"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValidationError(f"cache_dir entry {str(path)!r} must be a cached answer; "
-                                  f"found an unreadable file ({exc}); delete it to call again",
-                                  source=path) from None
-
-    def put(self, key: str, identity: dict[str, Any], response: ChatResponse) -> None:
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # the request's text and image digests, never headers or keys: nothing secret
-        data = {"key": key, "identity": identity, "response": response.to_dict()}
-        # a crash mid-write leaves no half answer behind; the file follows the umask
-        atomic_write(path, json.dumps(data, ensure_ascii=False))
+    def __init__(self, kind: str, stage: str, message: str) -> None:
+        super().__init__(message)
+        self.kind, self.stage, self.message = kind, stage, message
 
 
-@dataclass(frozen=True)
-class ExtractionRun:
-    """The predictions of one (model, modality, strategy) run over a corpus.
-
-    Attributes
-    ----------
-    predictions : mapping
-        doc_id -> predicted document, for the documents whose answer was read, in input
-        order. Pass it to :func:`~confcal.scoring.score_documents`: documents that failed
-        are absent and counted there as ``docs_missing_prediction``.
-    failures : mapping
-        doc_id -> ``{"kind": "call" | "answer", "message": str}``: the call failed after
-        retries (``"call"``: not cached, retried by the next run) or the answer could not
-        be read (``"answer"``: cached, as the model gave it).
-    metadata : mapping
-        doc_id -> ``{"provider", "model", "modality", "strategy"}`` for every document,
-        ready for ``score_documents(..., metadata=run.metadata)``.
-    counts : mapping of str to int
-        ``documents``, ``ok``, ``failed``, ``cached`` (answers read from the cache),
-        ``called`` (answers bought from the endpoint).
-    """
-
-    predictions: Mapping[Any, dict[str, Any]]
-    failures: Mapping[Any, Mapping[str, str]]
-    metadata: Mapping[Any, Mapping[str, str]]
-    counts: Mapping[str, int]
-    model: str
-    modality: str
-    strategy: str
-
-
-def _documents(documents: Any, modality: str) -> list[tuple[Any, Any, Any]]:
-    if isinstance(documents, Mapping):
-        pairs = list(documents.items())
-    elif isinstance(documents, (str, bytes)) or not isinstance(documents, Iterable):
-        raise ValidationError("documents must be a mapping doc_id -> {'image': ..., 'ocr': "
-                              f"...}} or (doc_id, inputs) pairs; found {type(documents).__name__}")
-    else:
-        pairs = []
-        for i, pair in enumerate(documents):
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise ValidationError(f"documents must be (doc_id, inputs) pairs; found "
-                                      f"{pair!r:.80} at position {i}")
-            pairs.append((pair[0], pair[1]))
-    if not pairs:
-        raise ValidationError("documents must not be empty; found 0 documents")
-    seen: dict[Any, int] = {}
-    out = []
-    for i, (doc_id, inputs) in enumerate(pairs):
-        try:
-            hash(doc_id)
-        except TypeError:
-            raise ValidationError(f"documents doc ids must be hashable; found {doc_id!r} at "
-                                  f"position {i}") from None
-        if is_missing(doc_id):
-            raise ValidationError(f"documents doc ids must not be missing; found {doc_id!r} at "
-                                  f"position {i}")
-        if doc_id in seen:
-            raise ValidationError(f"documents must not repeat a doc id; found {doc_id!r} at "
-                                  f"positions {seen[doc_id]} and {i}")
-        seen[doc_id] = i
-        if not isinstance(inputs, Mapping) or not inputs or set(inputs) - {"image", "ocr"}:
-            found = sorted(map(str, inputs)) if isinstance(inputs, Mapping) else repr(inputs)[:80]
-            raise ValidationError(f"documents[{doc_id!r}] must be a mapping with the keys "
-                                  f"'image' and/or 'ocr'; found {found}")
-        need = {"ocr": ("ocr",), "image": ("image",), "ocr+image": ("ocr", "image")}[modality]
-        absent = [n for n in need if inputs.get(n) is None]
-        if absent:
-            raise ValidationError(f"documents[{doc_id!r}] must have {' and '.join(need)} for "
-                                  f"modality {modality!r}; found no {' or '.join(absent)}")
-        out.append((doc_id, inputs.get("image") if "image" in need else None,
-                    inputs.get("ocr") if "ocr" in need else None))
-    return out
+def _failure_kind(exc: BaseException) -> str:
+    if isinstance(exc, ModelResponseError):
+        return "response"
+    if isinstance(exc, ModelCallError):
+        return "call"
+    if isinstance(exc, ModelAnswerError):
+        return "answer"
+    return "error"
 
 
 def run_extraction(client: ChatClient, documents: Any, *, modality: str, strategy: str,
                    schema: Schema = FCC_INVOICE, concurrency: int = 4,
                    cache_dir: str | os.PathLike[str] | None = None, k: int = 4,
                    method: str = "first", top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
-                   max_tokens: int = _DEFAULT_MAX_TOKENS, progress: bool = True
-                   ) -> ExtractionRun:
+                   max_tokens: int = _DEFAULT_MAX_TOKENS, scorer: ChatClient | None = None,
+                   progress: bool = True) -> ExtractionRun:
     """Extract a corpus under one modality and one strategy; resume from a cache.
 
     Parameters
@@ -548,15 +547,18 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
         doc_id -> ``{"image": ..., "ocr": [...]}``. Each document must have the inputs its
         modality reads; others are ignored (a corpus with both runs under every modality).
     modality : {"ocr", "image", "ocr+image"}
-    strategy : {"verbalized", "logprob"}
+    strategy : {"verbalized", "logprob", "two-stage"}
     schema : Schema, default FCC_INVOICE
     concurrency : int, default 4
-        Requests in flight at once.
+        Documents in flight at once.
     cache_dir : path, optional
-        Raw answers are stored there as each arrives, keyed by the SHA-256 of (provider,
-        model, the request's prompt and settings, the images' SHA-256); a later run with
-        the same key reads them instead of calling. Nothing secret is written: the key
-        and the file hold the prompt text and image digests, never headers or API keys.
+        Raw answers are stored there as each arrives (:class:`confcal._chat.ChatCache`,
+        kind ``"extraction"``): keyed by the SHA-256 of (provider, model, the request's
+        prompt and settings, the images' SHA-256), with that identity stored beside the
+        answer and checked when read. A later run reads a matching entry instead of
+        calling; an entry whose identity does not match (copied from another document,
+        edited) is never used: it is counted in ``counts["rejected"]``, asked again and
+        overwritten. Nothing secret is written (prompt text and image digests only).
     k : int, default 4
         Candidates per field (verbalized).
     method : {"first", "mean", "margin"}, default "first"
@@ -565,6 +567,9 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
         Alternatives per token (logprob).
     max_tokens : int, default 8192
         Per call; an answer cut there is a failure of kind ``"answer"``.
+    scorer : ChatClient, optional
+        The model that scores the values of a two-stage run (``client`` when None);
+        refused for the other strategies.
     progress : bool, default True
         Show a tqdm progress bar.
 
@@ -576,20 +581,24 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
     ------
     ValidationError
         Invalid arguments, a document without the inputs of the modality or with an
-        unreadable image (all checked before the first call), an unreadable cache file.
+        unreadable image (all checked before the first call).
 
     Notes
     -----
-    Every request is built (and every image encoded) before the first call, so an input
-    error costs nothing. A failure of one document does not stop the others: it is
-    recorded in ``failures``; answers that arrived are cached as they arrive, so an
-    interrupted or partly failed run is resumed by running it again. Per-call timeouts
-    and retries (429, 5xx with backoff, ``Retry-After``) are the client's.
+    Every first request is built (and every image encoded) before the first call, so an
+    input error costs nothing. Any failure of one document (its call, its answer, an
+    overflowing or too deeply nested reply, a client's own exception) is one record in
+    ``failures`` with its kind, and the run goes on; ``failure_counts`` and
+    :meth:`ExtractionRun.summary` count them by kind. Answers are cached as they arrive,
+    so an interrupted or partly failed run is resumed by running it again (a two-stage
+    document whose scoring call failed asks only that call again). Timeouts and retries
+    are the client's.
 
     Examples
     --------
     >>> from confcal.extras.clients import OpenAICompatibleClient
-    >>> client = OpenAICompatibleClient("http://127.0.0.1:8000/v1", "qwen2-vl")
+    >>> client = OpenAICompatibleClient("http://127.0.0.1:8000/v1", "qwen2-vl",
+    ...                                 api_key_env=None)
     >>> run = run_extraction(client, {"inv-1": {"image": "inv-1.png"}}, modality="image",
     ...                      strategy="verbalized", cache_dir="cache")  # doctest: +SKIP
     >>> result = score_documents(FCC_INVOICE, truths, run.predictions,
@@ -598,11 +607,18 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
     modality = check_option(modality, "modality", MODALITIES)
     strategy = check_option(strategy, "strategy", STRATEGIES)
     _check_client(client, logprobs=strategy == "logprob")
+    if scorer is not None:
+        if strategy != "two-stage":
+            raise ValidationError(f"scorer must be None for strategy {strategy!r} (only "
+                                  "'two-stage' scores in a second call); found "
+                                  f"{scorer!r}")
+        _check_client(scorer, logprobs=False, name="scorer")
+    judge = client if scorer is None else scorer
     concurrency = check_positive_int(concurrency, "concurrency", 1)
     method = check_option(method, "method", METHODS)
     if not isinstance(progress, bool):
         raise ValidationError(f"progress must be True or False; found {progress!r}")
-    docs = _documents(documents, modality)
+    docs = check_documents(documents, modality)
     requests = {}
     for doc_id, image, ocr in docs:
         try:
@@ -611,29 +627,55 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
                                              top_logprobs=top_logprobs)
         except ValidationError as exc:
             raise ValidationError(f"documents[{doc_id!r}]: {exc}") from None
-    cache = None if cache_dir is None else _Cache(Path(cache_dir))
+    ocrs = {doc_id: ocr for doc_id, _, ocr in docs}
+    cache = None if cache_dir is None else ChatCache(Path(cache_dir), kind=_CACHE_KIND)
     bar = _progress(len(docs), f"{client.model} {modality} {strategy}", progress)
     tally = {"cached": 0, "called": 0}
     lock = threading.Lock()
 
+    def ask(who: ChatClient, request: ChatRequest, stage: str) -> ChatResponse:
+        key = None
+        if cache is not None:
+            key = cache.key(who, request)
+            try:
+                cached = cache.get(key)
+            except ValidationError as exc:
+                raise _Failed("cache", stage, str(exc)) from None
+            if cached is not None:
+                with lock:
+                    tally["cached"] += 1
+                return cached
+        try:
+            response = who.complete(request)
+        except Exception as exc:  # one document's failure, whatever the client raised
+            raise _Failed(_failure_kind(exc), stage, _message(exc)) from None
+        if not isinstance(response, ChatResponse):
+            raise _Failed("error", stage, f"the client returned a {type(response).__name__},"
+                                          " not a ChatResponse")
+        if cache is not None and key is not None:
+            cache.put(key, response)
+        with lock:
+            tally["called"] += 1
+        return response
+
+    def read(stage: str, reader: Any, *args: Any) -> Any:
+        try:
+            return reader(*args)
+        except Exception as exc:  # RecursionError, OverflowError, ... included
+            raise _Failed(_failure_kind(exc), stage, _message(exc)) from None
+
     def work(doc_id: Any) -> dict[str, Any]:
         request = requests[doc_id]
-        response = None
-        if cache is not None:
-            key, identity = _Cache.key(client, request)
-            response = cache.get(key)
-        if response is None:
-            response = client.complete(request)
-            if cache is not None:
-                cache.put(key, identity, response)
-            with lock:
-                tally["called"] += 1
-        else:
-            with lock:
-                tally["cached"] += 1
+        response = ask(client, request, "extract")
         if strategy == "verbalized":
-            return _read_verbalized(response, request, schema, k)
-        return _read_logprob(response, request, schema, method)
+            return read("extract", _read_verbalized, response, request, schema, k)  # type: ignore
+        if strategy == "logprob":
+            return read("extract", _read_logprob, response, request, schema, method)  # type: ignore
+        values = read("extract", _read_values, response, request, schema)
+        second = read("score", _scoring_request, schema, values, request, ocrs[doc_id],
+                      max_tokens)
+        return read("score", _read_scores, values, ask(judge, second, "score"), second,  # type: ignore
+                    schema)
 
     outcomes: dict[Any, Any] = {}
     executor = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency)
@@ -643,10 +685,8 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
             doc_id = futures[future]
             try:
                 outcomes[doc_id] = future.result()
-            except ModelCallError as exc:
-                outcomes[doc_id] = _Failure("call", str(exc))
-            except ModelAnswerError as exc:
-                outcomes[doc_id] = _Failure("answer", str(exc))
+            except _Failed as failed:
+                outcomes[doc_id] = failed
             bar.update(1)
     except BaseException:
         # an interrupt: stop handing out work; what arrived is in the cache already
@@ -656,23 +696,31 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
         bar.close()
     executor.shutdown(wait=True)
     order = [doc_id for doc_id, _, _ in docs]
-    failures = {d: MappingProxyType({"kind": outcomes[d].kind, "message": outcomes[d].message})
-                for d in order if isinstance(outcomes[d], _Failure)}
+    failures = {d: MappingProxyType({"kind": outcomes[d].kind, "stage": outcomes[d].stage,
+                                     "message": outcomes[d].message})
+                for d in order if isinstance(outcomes[d], _Failed)}
+    by_kind = {kind: sum(f["kind"] == kind for f in failures.values()) for kind in FAILURE_KINDS}
     predictions = {d: outcomes[d] for d in order if d not in failures}
     labels = {"provider": client.provider, "model": client.model, "modality": modality,
-              "strategy": strategy}
+              "strategy": strategy, "confidence_provider": judge.provider,
+              "confidence_model": judge.model}
+    rejected = tuple(dict.fromkeys(cache.rejected)) if cache is not None else ()
     return ExtractionRun(
         predictions=MappingProxyType(predictions), failures=MappingProxyType(failures),
         metadata=MappingProxyType({d: MappingProxyType(dict(labels)) for d in order}),
         counts=MappingProxyType({"documents": len(order), "ok": len(predictions),
-                                 "failed": len(failures), **tally}),
-        model=client.model, modality=modality, strategy=strategy)
+                                 "failed": len(failures), **tally,
+                                 "rejected": len(rejected)}),
+        model=client.model, modality=modality, strategy=strategy,
+        failure_counts=MappingProxyType(by_kind), rejected=rejected)
 
 
-@dataclass(frozen=True)
-class _Failure:
-    kind: str  # "call" or "answer"
-    message: str
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, ConfcalError):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "RecursionError: nested too deeply to read"
+    return f"{type(exc).__name__}: {exc}"[:500]
 
 
 def _progress(total: int, desc: str, enabled: bool) -> Any:

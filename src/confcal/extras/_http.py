@@ -1,0 +1,638 @@
+"""The one HTTP transport of every model client: safe by default, on the standard library.
+
+Every HTTP provider (OpenAI-compatible chat completions, Anthropic Messages) posts JSON
+through :class:`Transport`, so one set of rules holds everywhere:
+
+* **No redirect is followed.** :mod:`http.client` follows none by itself; a 3xx answer to
+  a POST is a :class:`~confcal.exceptions.ModelHTTPError` naming the status and the
+  *origin* of the redirect target (scheme, host, port: never its path, query or
+  credentials). Credentials therefore only ever reach the origin they were configured for.
+* **TLS is always verified** (:func:`ssl.create_default_context`: certificate chain and
+  host name); there is no option to turn it off. An HTTPS endpoint behind ``HTTPS_PROXY``
+  is reached through a CONNECT tunnel, so the proxy sees the host name and nothing else.
+  Plain-HTTP endpoints (local servers) are connected to directly.
+* **Timeouts** bound the connection and every read of the socket.
+* **Bounded retries**: a status in :data:`RETRY_STATUSES` (408, 409, 429 and every 5xx,
+  the set both official OpenAI and Anthropic SDKs retry), a timeout or a dropped
+  connection is retried up to ``max_retries`` times. The wait is the server's
+  ``Retry-After`` (delay-seconds or an HTTP-date) when it gives one, else
+  ``backoff * 2**(attempt - 1)`` seconds plus up to ``jitter`` of it, at most ``max_wait``;
+  a ``Retry-After`` beyond ``max_wait`` fails at once rather than stalling a run.
+* **Bounded reads**: at most ``max_response_bytes`` of a 2xx body are read (64 KiB of an
+  error body); a larger answer is a :class:`~confcal.exceptions.ModelResponseError`.
+* **Safe decoding**: a body that is not UTF-8 JSON, JSON nested beyond the interpreter's
+  recursion limit, ``NaN``/``Infinity``, or a number no float can hold is a
+  :class:`~confcal.exceptions.ModelResponseError`, never a ``RecursionError`` or an
+  ``OverflowError``.
+* **Secrets stay secret**: every text that reaches a message or a log record goes through
+  :func:`redact` first, which removes each secret, and any run of 8 or more of its
+  consecutive characters, whether written plainly, JSON-escaped (``\\u0073``, ``\\/``),
+  percent-encoded or as HTML character references, up to two levels deep. A 2xx body that
+  echoes a secret is refused (it would otherwise reach the cache, a report or a CSV).
+  Redaction happens before any truncation.
+
+The standard library is used on purpose: :mod:`http.client` follows no redirect and keeps
+no cookies or connection pools of its own, so every rule above is this module's, visible
+in one place, and the extra installs nothing for HTTP.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import logging
+import math
+import random
+import re
+import ssl
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import timezone
+from typing import Any
+
+from .._validation import is_real
+from ..exceptions import (
+    ModelCallError,
+    ModelConnectionError,
+    ModelHTTPError,
+    ModelResponseError,
+    ValidationError,
+)
+
+__all__ = [
+    "MAX_RESPONSE_BYTES",
+    "RETRY_STATUSES",
+    "Reply",
+    "Transport",
+    "check_base_url",
+    "check_headers",
+    "check_options",
+    "display_url",
+    "finite_number",
+    "logger",
+    "read_key",
+    "redact",
+    "retry_after",
+    "usage_counts",
+    "user_agent",
+]
+
+logger = logging.getLogger("confcal.extras")
+"""The one logger of every model client (retries are logged at WARNING, redacted)."""
+
+RETRY_STATUSES: frozenset[int] = frozenset({408, 409, 429, *range(500, 600)})
+"""HTTP statuses retried: request timeout, conflict, rate limit and every server error."""
+
+MAX_RESPONSE_BYTES = 32 * 2**20
+"""The default cap on a 2xx body (32 MiB: a logprob answer of 8192 tokens is ~3 MiB)."""
+
+_ERROR_BODY_BYTES = 64 * 1024  # of an error body, only quoted: no need for more
+_EXCERPT = 300  # characters of a server's text quoted in a message
+_MIN_RUN = 8  # a run of this many consecutive characters of a secret is redacted
+_REDACTED = "[redacted]"
+_sleep: Callable[[float], None] = time.sleep  # tests record the waits instead
+_JITTER = random.Random()  # spreads retries out; never touches the global random state
+
+
+# ---------------------------------------------------------------------------------------
+# redaction
+# ---------------------------------------------------------------------------------------
+_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|\\[\"\\/bfnrt]|%[0-9a-fA-F]{2}"
+                     r"|&#[0-9]{1,7};|&#[xX][0-9a-fA-F]{1,6};")
+_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
+           "t": "\t"}
+
+
+def _unescape(token: str) -> str:
+    if token[0] == "\\":
+        return chr(int(token[2:], 16)) if token[1] == "u" else _SIMPLE[token[1]]
+    if token[0] == "%":
+        return chr(int(token[1:], 16))
+    body = token[2:-1]
+    code = int(body[1:], 16) if body[0] in "xX" else int(body)
+    return chr(code) if code <= 0x10FFFF else token
+
+
+def _decode(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` with one level of escapes decoded; per decoded character, its source span."""
+    pieces: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for m in _ESCAPE.finditer(text):
+        pieces.append(text[pos:m.start()])
+        starts.extend(range(pos, m.start()))
+        ends.extend(range(pos + 1, m.start() + 1))
+        decoded = _unescape(m.group())
+        pieces.append(decoded)
+        starts.extend([m.start()] * len(decoded))
+        ends.extend([m.end()] * len(decoded))
+        pos = m.end()
+    pieces.append(text[pos:])
+    starts.extend(range(pos, len(text)))
+    ends.extend(range(pos + 1, len(text) + 1))
+    return "".join(pieces), starts, ends
+
+
+def _grams(secret: str) -> set[str]:
+    n = min(_MIN_RUN, len(secret))
+    return {secret[i:i + n] for i in range(len(secret) - n + 1)}
+
+
+def _runs(text: str, secret: str) -> list[tuple[int, int]]:
+    """The [start, end) runs of ``text`` made of windows that occur in ``secret``."""
+    grams = _grams(secret)
+    if not any(g in text for g in grams):
+        return []
+    n = min(_MIN_RUN, len(secret))
+    runs: list[tuple[int, int]] = []
+    for i in range(len(text) - n + 1):
+        if text[i:i + n] in grams:
+            if runs and i <= runs[-1][1]:
+                runs[-1] = (runs[-1][0], i + n)
+            else:
+                runs.append((i, i + n))
+    return runs
+
+
+def _secrets(secrets: Iterable[str | None]) -> list[str]:
+    return sorted({s for s in secrets if s}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every secret, and every run of 8+ of its characters, replaced.
+
+    A secret is found written plainly or with one or two levels of JSON escapes
+    (``\\uXXXX``, ``\\/``), percent-encoding or HTML character references, in any mixture;
+    the replaced span is the written form, so nothing of it survives.
+
+    Examples
+    --------
+    >>> key = "sk-live-0123456789abcdef"
+    >>> redact('{"error": "bad key sk-live-0123456789abcdef"}', [key])
+    '{"error": "bad key [redacted]"}'
+    >>> redact('key \\\\u0073k-live-0123456789\\\\/ ...', [key])
+    'key [redacted]\\\\/ ...'
+    >>> redact("first 12: sk-live-0123", [key])
+    'first 12: [redacted]'
+    """
+    keys = _secrets(secrets)
+    if not keys or not text:
+        return text
+    d1, s1, e1 = _decode(text)
+    d2, s2, e2 = _decode(d1)
+    spans: list[tuple[int, int]] = []
+    for secret in keys:
+        spans.extend(_runs(text, secret))
+        spans.extend((s1[a], e1[b - 1]) for a, b in _runs(d1, secret))
+        spans.extend((s1[s2[a]], e1[e2[b - 1] - 1]) for a, b in _runs(d2, secret))
+    if not spans:
+        return text
+    spans.sort()
+    merged = [spans[0]]
+    for a, b in spans[1:]:
+        if a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    out, pos = [], 0
+    for a, b in merged:
+        out.append(text[pos:a])
+        out.append(_REDACTED)
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _contains(text: str, secrets: list[str]) -> bool:
+    """Whether ``text`` holds a secret in any form :func:`redact` removes (fast path)."""
+    if not secrets:
+        return False
+
+    def level(s: str) -> str:
+        return _ESCAPE.sub(lambda m: _unescape(m.group()), s)
+    once = level(text)
+    forms = (text, once, level(once))
+    return any(g in form for secret in secrets for g in _grams(secret) for form in forms)
+
+
+def _excerpt(text: str, secrets: list[str]) -> str:
+    """The server's message (``error.message`` of a JSON error) or the text, redacted, cut."""
+    text = redact(text.strip(), secrets)
+    try:
+        message = json.loads(text)["error"]
+        message = message["message"] if isinstance(message, Mapping) else message
+        if isinstance(message, str) and message.strip():
+            text = redact(message.strip(), secrets)
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError):
+        pass
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT - 3] + "..."
+
+
+# ---------------------------------------------------------------------------------------
+# URLs, keys, options
+# ---------------------------------------------------------------------------------------
+def display_url(parts: urllib.parse.SplitResult) -> str:
+    """scheme://host[:port]/path: what a message may show of a URL (no query, no userinfo)."""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{parts.scheme}://{host}{f':{port}' if port else ''}{parts.path}"
+
+
+def check_base_url(base_url: Any, name: str = "base_url") -> urllib.parse.SplitResult:
+    """The parsed ``base_url``; refused when it is not http(s) or carries credentials.
+
+    A ``user:password@`` or a query string (``?api-key=...``) would travel in every URL
+    and log line: both are refused with a message that does not quote them. Keys come from
+    the environment (``api_key_env``) and travel in a header.
+
+    Examples
+    --------
+    >>> check_base_url("https://user:hunter2@api.example/v1")
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: base_url must not hold credentials: found a user name or \
+password before the host of 'https://api.example/v1'; name the environment variable that holds \
+the key in api_key_env instead
+    """
+    if not isinstance(base_url, str):
+        raise ValidationError(f"{name} must be an http:// or https:// URL such as "
+                              f"'https://api.openai.com/v1'; found {type(base_url).__name__}")
+    parts = urllib.parse.urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = display_url(parts) if "@" in parts.netloc or parts.query else base_url
+        raise ValidationError(f"{name} must be an http:// or https:// URL such as "
+                              f"'https://api.openai.com/v1'; found {shown!r}")
+    shown = display_url(parts)
+    if "@" in parts.netloc:
+        raise ValidationError(f"{name} must not hold credentials: found a user name or "
+                              f"password before the host of {shown!r}; name the environment "
+                              "variable that holds the key in api_key_env instead")
+    if parts.query or parts.fragment or base_url.rstrip().endswith(("?", "#")):
+        names = sorted({k for k, _ in urllib.parse.parse_qsl(parts.query,
+                                                             keep_blank_values=True)})
+        raise ValidationError(f"{name} must not have a query string or fragment (a key there "
+                              f"would travel in every URL and log line); found {shown!r} "
+                              f"with the parameters {names}; put the key in the "
+                              "environment variable named by api_key_env")
+    try:
+        parts.port
+    except ValueError:
+        raise ValidationError(f"{name} must have a numeric port; found a port that is not "
+                              f"a number after the host {parts.hostname!r}") from None
+    return parts
+
+
+def read_key(env: str, *, provider: str, optional_hint: bool) -> str:
+    """The key in the environment variable ``env``; a clear error when unset or unusable."""
+    import os
+
+    key = os.environ.get(env, "").strip()
+    if not key:
+        hint = (" (set it, or pass api_key_env=None for an endpoint that needs no key)"
+                if optional_hint else "")
+        raise ModelCallError(f"the environment variable {env} must hold the {provider} API "
+                             f"key; found it unset or empty{hint}", attempts=0)
+    if any(ord(c) < 0x21 or ord(c) > 0x7E for c in key):
+        raise ModelCallError(f"the environment variable {env} must hold an API key of "
+                             "printable ASCII characters without spaces; found other "
+                             "characters (a line break or a control character?)", attempts=0)
+    return key
+
+
+def check_options(*, timeout: Any, max_retries: Any, backoff: Any, max_wait: Any,
+                  max_response_bytes: Any) -> None:
+    """The shared client options; the one wording of their errors."""
+    for name, value, strict in (("timeout", timeout, True), ("backoff", backoff, False),
+                                ("max_wait", max_wait, False)):
+        if not is_real(value) or (value <= 0 if strict else value < 0):
+            raise ValidationError(f"{name} must be a finite number of seconds "
+                                  f"{'>' if strict else '>='} 0; found {value!r}")
+    for name, value, low in (("max_retries", max_retries, 0),
+                             ("max_response_bytes", max_response_bytes, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValidationError(f"{name} must be an integer >= {low}; found {value!r}")
+
+
+def usage_counts(usage: Any) -> dict[str, int]:
+    """The integer token counts of a ``usage`` object (others, nested ones, are left out)."""
+    if not isinstance(usage, Mapping):
+        return {}
+    return {str(k): v for k, v in usage.items()
+            if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def check_headers(headers: Any) -> dict[str, str]:
+    """Extra request headers: str names and values without line breaks (never quoted)."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise ValidationError(f"headers must be a mapping of str to str; found "
+                              f"{type(headers).__name__}")
+    out = {}
+    for name, value in headers.items():
+        if not isinstance(name, str) or not name.strip() or any(c in name for c in ":\r\n"):
+            raise ValidationError(f"headers names must be non-empty strings without ':' or "
+                                  f"line breaks; found {name!r}")
+        if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
+            # the value is not shown: a header may carry a credential
+            raise ValidationError(f"headers[{name!r}] must be a string without line breaks")
+        out[name] = value
+    return out
+
+
+def user_agent() -> str:
+    from .._version import __version__
+
+    return f"confcal/{__version__}"
+
+
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delay-seconds or an HTTP-date.
+
+    None when absent or unreadable (the client's own backoff applies); a date in the past
+    is 0.
+
+    Examples
+    --------
+    >>> retry_after("3"), retry_after("0.5"), retry_after(None), retry_after("soon")
+    (3.0, 0.5, None, None)
+    >>> retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
+    10.0
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        if when.tzinfo is None:  # RFC 9110 dates are GMT
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def finite_number(value: Any, where: str) -> float:
+    """``value`` as a finite float; a :class:`ModelResponseError` naming ``where`` otherwise.
+
+    JSON holds integers of any length and exponents beyond a float's range: a 400-digit
+    log-probability would overflow, ``1e400`` reads as infinity. Both are refused here.
+
+    Examples
+    --------
+    >>> finite_number(-0.25, "logprob")
+    -0.25
+    >>> finite_number(-10 ** 400, "choices[0].logprobs.content[3].logprob")
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ModelResponseError: choices[0].logprobs.content[3].logprob must be a \
+finite number; found an integer of 401 digits, beyond a float's range
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ModelResponseError(f"{where} must be a number; found "
+                                 f"{type(value).__name__}", status=200)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ModelResponseError(f"{where} must be a finite number; found an integer of "
+                                 f"{len(str(abs(value)))} digits, beyond a "
+                                 "float's range", status=200) from None
+    if not math.isfinite(number):
+        raise ModelResponseError(f"{where} must be a finite number; found {number!r}",
+                                 status=200)
+    return number
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# ---------------------------------------------------------------------------------------
+# the transport
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Reply:
+    """A decoded 2xx answer: the JSON object, where it came from, and how many requests."""
+
+    data: dict[str, Any]
+    where: str
+    attempts: int
+
+    def error(self, message: str) -> ModelResponseError:
+        """A :class:`ModelResponseError` about this reply (the body was read, not usable)."""
+        return ModelResponseError(f"{self.where} answered 200 {message}", status=200,
+                                  attempts=self.attempts)
+
+
+class _Retry(Exception):
+    def __init__(self, problem: str, status: int | None, wait: float | None) -> None:
+        super().__init__(problem)
+        self.problem, self.status, self.wait = problem, status, wait
+
+
+class Transport:
+    """POST JSON to one origin, with the rules of the module docstring.
+
+    Parameters
+    ----------
+    base_url : str
+        Checked by :func:`check_base_url`.
+    timeout, max_retries, backoff, max_wait, max_response_bytes
+        As the clients document them (:func:`check_options`).
+    jitter : float, default 0.1
+        The most random extra wait, as a fraction of the backoff.
+    sleep : callable, optional
+        How to wait; the module's ``time.sleep`` when None.
+
+    Examples
+    --------
+    >>> Transport("http://127.0.0.1:8000/v1", timeout=30, max_retries=2, backoff=1.0,
+    ...           max_wait=60, max_response_bytes=2**20).url("/chat/completions")
+    'http://127.0.0.1:8000/v1/chat/completions'
+    """
+
+    def __init__(self, base_url: str, *, timeout: float, max_retries: int, backoff: float,
+                 max_wait: float, max_response_bytes: int, jitter: float = 0.1,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        self.parts = check_base_url(base_url)
+        check_options(timeout=timeout, max_retries=max_retries, backoff=backoff,
+                      max_wait=max_wait, max_response_bytes=max_response_bytes)
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.backoff = float(backoff)
+        self.max_wait = float(max_wait)
+        self.max_response_bytes = max_response_bytes
+        self.jitter = float(jitter)
+        self.sleep = sleep
+        self.base_path = self.parts.path.rstrip("/")
+
+    def url(self, path: str) -> str:
+        """The displayable URL of ``path`` under the base URL."""
+        return display_url(self.parts._replace(path=self.base_path + path))
+
+    def _connection(self) -> http.client.HTTPConnection:
+        host = self.parts.hostname or ""
+        port = self.parts.port
+        if self.parts.scheme == "http":
+            return http.client.HTTPConnection(host, port, timeout=self.timeout)
+        # certificate chain and host name verified; there is no switch to turn it off
+        context = ssl.create_default_context()
+        proxy = urllib.request.getproxies().get("https")
+        if proxy and not urllib.request.proxy_bypass(host):
+            p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            headers = {}
+            if p.username is not None:
+                import base64
+
+                pair = f"{urllib.parse.unquote(p.username)}:" \
+                       f"{urllib.parse.unquote(p.password or '')}"
+                headers["Proxy-Authorization"] = "Basic " + base64.b64encode(
+                    pair.encode()).decode("ascii")
+            conn = http.client.HTTPSConnection(p.hostname or "", p.port or 8080,
+                                               timeout=self.timeout, context=context)
+            conn.set_tunnel(host, port or 443, headers=headers)  # TLS runs end to end
+            return conn
+        return http.client.HTTPSConnection(host, port, timeout=self.timeout, context=context)
+
+    def _once(self, path: str, body: bytes, headers: Mapping[str, str]
+              ) -> tuple[int, Any, bytes, bool]:
+        """(status, headers, body, too_large) of one request."""
+        conn = self._connection()
+        try:
+            conn.request("POST", self.base_path + path, body=body, headers=dict(headers))
+            response = conn.getresponse()
+            ok = 200 <= response.status < 300
+            limit = self.max_response_bytes if ok else _ERROR_BODY_BYTES
+            length = response.getheader("Content-Length")
+            if ok and length is not None and length.strip().isdigit() \
+                    and int(length) > limit:
+                return response.status, response.msg, b"", True
+            data = response.read(limit + 1)
+            if len(data) > limit:
+                if ok:
+                    return response.status, response.msg, b"", True
+                data = data[:limit]
+            return response.status, response.msg, data, False
+        finally:
+            conn.close()
+
+    def post(self, path: str, payload: Mapping[str, Any], *, headers: Mapping[str, str],
+             secrets: Iterable[str | None] = (), auth_hint: str = "") -> Reply:
+        """POST ``payload`` as JSON; the decoded 2xx object, or a ModelCallError.
+
+        ``secrets`` are redacted from every message and log record, and a 2xx body that
+        holds one is refused; ``auth_hint`` is appended to a 401/403 message.
+        """
+        keys = _secrets(secrets)
+        where = f"POST {self.url(path)}"
+        body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                return self._attempt(path, body, headers, keys, where, attempts, auth_hint)
+            except _Retry as retry:
+                if attempts > self.max_retries:
+                    raise (ModelConnectionError if retry.status is None else ModelHTTPError)(
+                        f"{where} failed after {attempts} attempts (max_retries="
+                        f"{self.max_retries}); last: {retry.problem}", status=retry.status,
+                        attempts=attempts, retryable=True) from None
+                wait = retry.wait
+                if wait is None:  # capped after the jitter: never more than max_wait
+                    wait = self.backoff * 2.0 ** min(attempts - 1, 60)
+                    wait += _JITTER.uniform(0.0, self.jitter * wait) if self.jitter else 0.0
+                    wait = min(self.max_wait, wait)
+                logger.warning("%s: %s; retry %d of %d in %.2fs", where, retry.problem,
+                               attempts, self.max_retries, wait)
+                (_sleep if self.sleep is None else self.sleep)(wait)
+
+    def _attempt(self, path: str, body: bytes, headers: Mapping[str, str], keys: list[str],
+                 where: str, attempts: int, auth_hint: str) -> Reply:
+        try:
+            status, response_headers, data, too_large = self._once(path, body, headers)
+        except ssl.SSLCertVerificationError as exc:  # not transient: never retried
+            raise ModelConnectionError(
+                f"{where} failed: the server's TLS certificate was not verified "
+                f"({redact(exc.verify_message or str(exc), keys)}); certificates are always "
+                "verified", attempts=attempts) from None
+        except TimeoutError as exc:  # socket.timeout is TimeoutError
+            raise _Retry(f"no answer within timeout={self.timeout:g}s "
+                         f"({redact(str(exc), keys) or 'timed out'})", None, None) from None
+        except (OSError, http.client.HTTPException) as exc:  # refused, reset, DNS, TLS
+            raise _Retry(f"connection failed ({type(exc).__name__}: "
+                         f"{redact(str(exc), keys)})", None, None) from None
+        if 200 <= status < 300:
+            if too_large:
+                raise ModelResponseError(
+                    f"{where} answered {status} with a body larger than max_response_bytes="
+                    f"{self.max_response_bytes}; not read", status=status, attempts=attempts)
+            return self._decode(data, status, keys, where, attempts)
+        text = data.decode("utf-8", "replace")
+        if 300 <= status < 400:
+            target = response_headers.get("Location")
+            origin = "an unknown address"
+            if target:
+                t = urllib.parse.urlsplit(urllib.parse.urljoin(self.url(path), target.strip()))
+                try:
+                    port = f":{t.port}" if t.port else ""
+                except ValueError:
+                    port = ""
+                origin = redact(f"{t.scheme}://{t.hostname or ''}{port}", keys)
+            raise ModelHTTPError(
+                f"{where} answered HTTP {status}, a redirect to {origin}; redirects are never "
+                "followed for a POST (the credential would go with it): set base_url to the "
+                "address that answers", status=status, attempts=attempts)
+        problem = f"HTTP {status}" + (f": {_excerpt(text, keys)}" if text.strip() else "")
+        if status in (401, 403) and auth_hint:
+            problem += f" ({auth_hint})"
+        if status not in RETRY_STATUSES:
+            raise ModelHTTPError(f"{where} answered {problem}", status=status,
+                                 attempts=attempts)
+        wait = retry_after(response_headers.get("Retry-After"))
+        if wait is not None and wait > self.max_wait:
+            raise ModelHTTPError(
+                f"{where} answered {problem}; the server asks to retry after {wait:.0f}s, "
+                f"more than max_wait={self.max_wait:g}s", status=status, attempts=attempts,
+                retryable=True)
+        raise _Retry(problem, status, wait)
+
+    def _decode(self, data: bytes, status: int, keys: list[str], where: str,
+                attempts: int) -> Reply:
+        def refuse(message: str) -> ModelResponseError:
+            return ModelResponseError(f"{where} answered {status} {message}", status=status,
+                                      attempts=attempts)
+
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise refuse(f"with a body that is not UTF-8 ({exc.reason} at byte "
+                         f"{exc.start})") from None
+        if _contains(text, keys):
+            raise refuse("with a body that echoes the credential sent with the request; "
+                         "refused, so that it reaches no cache, log or report")
+        try:
+            value = json.loads(text, parse_constant=_reject_constant)
+        except RecursionError:
+            raise refuse("with JSON nested too deeply to read (beyond the interpreter's "
+                         "recursion limit)") from None
+        except ValueError as exc:
+            raise refuse(f"with a body that is not JSON ({str(exc)[:120]}); it starts "
+                         f"{_excerpt(text[:2 * _EXCERPT], keys)[:200]!r}") from None
+        if not isinstance(value, dict):
+            raise refuse(f"with JSON that is not an object (a {type(value).__name__})")
+        return Reply(value, where, attempts)

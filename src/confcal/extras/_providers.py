@@ -1,0 +1,305 @@
+"""Anthropic Messages over the shared transport, and Amazon Bedrock Converse over botocore.
+
+Re-exported by :mod:`confcal.extras.clients`, where the protocol they speak is described.
+:class:`AnthropicClient` builds the documented Messages request itself (``POST
+/v1/messages`` with ``x-api-key`` and ``anthropic-version``) and reads the answer itself,
+so it depends on no SDK version. :class:`BedrockClient` signs with botocore (SigV4 needs
+it), imported when the first call is made.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from typing import Any
+
+from .._chat import ChatRequest, ChatResponse
+from ..exceptions import (
+    ModelCallError,
+    ModelConnectionError,
+    ModelHTTPError,
+    ModelResponseError,
+    ValidationError,
+)
+from ._http import (
+    MAX_RESPONSE_BYTES,
+    RETRY_STATUSES,
+    Transport,
+    check_options,
+    read_key,
+    usage_counts,
+    user_agent,
+)
+from ._optional import require
+
+__all__ = ["ANTHROPIC_VERSION", "AnthropicClient", "BedrockClient"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header sent (the Messages API's current version)."""
+
+# both APIs' words for "finished" and "cut at max_tokens", in the protocol's words
+_STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+
+
+def _check_request(request: Any, client: str, api: str) -> ChatRequest:
+    if not isinstance(request, ChatRequest):
+        raise ValidationError(f"request must be a ChatRequest; found {type(request).__name__}")
+    if request.top_logprobs:
+        raise ValidationError(f"top_logprobs must be 0 for {client}: {api} returns no token "
+                              f"log-probabilities; found {request.top_logprobs}")
+    return request
+
+
+# ---------------------------------------------------------------------------------------
+# Anthropic Messages
+# ---------------------------------------------------------------------------------------
+class AnthropicClient:
+    """Anthropic Messages (``POST /v1/messages``), built and read by confcal; no SDK.
+
+    Parameters
+    ----------
+    model : str
+        e.g. ``"claude-sonnet-4-5"``.
+    api_key_env : str, default "ANTHROPIC_API_KEY"
+        The environment variable holding the key, sent as ``x-api-key`` and read at each
+        call; unset or empty is a :class:`~confcal.exceptions.ModelCallError` before any
+        request.
+    timeout, max_retries, backoff, max_wait, max_response_bytes
+        As :class:`~confcal.extras.clients.OpenAICompatibleClient`: the same transport,
+        the same retried statuses (408, 409, 429 - Anthropic's rate limit - and every 5xx,
+        529 "overloaded" included), the same ``Retry-After`` handling.
+    base_url : str, default "https://api.anthropic.com"
+        Another endpoint speaking the Messages API (a gateway, a local test server).
+
+    Notes
+    -----
+    The request holds ``model``, ``max_tokens``, ``system`` (when not empty),
+    ``temperature`` (the API takes 0 to 1) and one user message: the page images as base64
+    PNG ``image`` blocks, then the text. The answer's ``text`` blocks are joined;
+    ``stop_reason`` ``end_turn``/``stop_sequence`` is ``"stop"``, ``max_tokens`` is
+    ``"length"``, any other is kept as the API says it. No token log-probabilities.
+
+    Examples
+    --------
+    >>> AnthropicClient("claude-sonnet-4-5")
+    AnthropicClient(model='claude-sonnet-4-5', base_url='https://api.anthropic.com')
+    """
+
+    provider = "anthropic"
+    supports_logprobs = False
+
+    def __init__(self, model: str, *, api_key_env: str = "ANTHROPIC_API_KEY",
+                 timeout: float = 60.0, max_retries: int = 4, backoff: float = 1.0,
+                 max_wait: float = 60.0, max_response_bytes: int = MAX_RESPONSE_BYTES,
+                 base_url: str | None = None) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValidationError(f"model must be a non-empty string; found {model!r}")
+        if not isinstance(api_key_env, str) or not api_key_env.strip():
+            raise ValidationError(f"api_key_env must name an environment variable; found "
+                                  f"{api_key_env!r}")
+        self._transport = Transport(base_url or "https://api.anthropic.com", timeout=timeout,
+                                    max_retries=max_retries, backoff=backoff,
+                                    max_wait=max_wait, max_response_bytes=max_response_bytes)
+        self.model = model
+        self.api_key_env = api_key_env
+        self.base_url = self._transport.url("")
+        self.timeout = self._transport.timeout
+        self.max_retries = max_retries
+
+    def __repr__(self) -> str:
+        return f"AnthropicClient(model={self.model!r}, base_url={self.base_url!r})"
+
+    def payload(self, request: ChatRequest) -> dict[str, Any]:
+        """The Messages request body for ``request`` (what :meth:`complete` posts)."""
+        if request.temperature > 1:
+            raise ValidationError(f"temperature must be within [0, 1] for the Anthropic "
+                                  f"Messages API; found {request.temperature!r}")
+        content: list[dict[str, Any]] = [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": base64.b64encode(im).decode("ascii")}}
+            for im in request.images]
+        content.append({"type": "text", "text": request.text})
+        body: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens,
+                                "messages": [{"role": "user", "content": content}],
+                                "temperature": float(request.temperature)}
+        if request.system:
+            body["system"] = request.system
+        return body
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """Send one Messages request.
+
+        Raises
+        ------
+        ModelCallError
+            No key; an HTTP error, a redirect or retries exhausted (``ModelHTTPError``), no
+            answer (``ModelConnectionError``), an answer that is not a Messages response
+            or has no text block (``ModelResponseError``).
+        ValidationError
+            ``request.top_logprobs`` asks for log-probabilities, or a temperature above 1.
+        """
+        request = _check_request(request, "AnthropicClient", "the Messages API")
+        body = self.payload(request)
+        key = read_key(self.api_key_env, provider="Anthropic", optional_hint=False)
+        headers = {"x-api-key": key, "anthropic-version": ANTHROPIC_VERSION,
+                   "content-type": "application/json", "accept": "application/json",
+                   "user-agent": user_agent()}
+        reply = self._transport.post(
+            "/v1/messages", body, headers=headers, secrets=[key],
+            auth_hint=f"check the key in the environment variable {self.api_key_env}")
+        data = reply.data
+        blocks = data.get("content")
+        if data.get("type") != "message" or not isinstance(blocks, list):
+            raise reply.error("with something that is not a Messages response (no "
+                              "type 'message' with a content list)")
+        texts: list[Any] = [b.get("text") for b in blocks
+                            if isinstance(b, dict) and b.get("type") == "text"]
+        reason = data.get("stop_reason")
+        reason = reason if isinstance(reason, str) and reason else "unknown"
+        if not texts or not all(isinstance(t, str) for t in texts):
+            raise reply.error(f"without a reply text: no text block in content (stop_reason "
+                              f"{reason!r})")
+        return ChatResponse(text="".join(texts),
+                            finish_reason=_STOP_REASONS.get(reason, reason),
+                            usage=usage_counts(data.get("usage")))
+
+
+# ---------------------------------------------------------------------------------------
+# Amazon Bedrock Converse
+# ---------------------------------------------------------------------------------------
+class BedrockClient:
+    """Amazon Bedrock's Converse API through ``botocore`` (no token log-probabilities).
+
+    Parameters
+    ----------
+    model : str
+        A Bedrock model id or inference profile, e.g.
+        ``"us.anthropic.claude-sonnet-4-5-20250929-v1:0"``.
+    region : str, optional
+        The AWS region; botocore's default (``AWS_REGION``, the profile) otherwise.
+    profile : str, optional
+        A named AWS profile. Credentials come from botocore's chain (environment, profile,
+        role), never from arguments; requests are SigV4-signed, so the secret key never
+        travels.
+    timeout : float, default 60.0
+        Connect and read timeout, seconds.
+    max_retries : int, default 4
+        Retries by botocore's "standard" mode: throttling (429), 5xx, timeouts and
+        connection errors, with backoff (so at most ``max_retries + 1`` requests).
+
+    Attributes
+    ----------
+    runtime
+        The ``bedrock-runtime`` botocore client, created on first use (a test wraps it in
+        ``botocore.stub.Stubber``).
+
+    Examples
+    --------
+    >>> BedrockClient("us.amazon.nova-pro-v1:0", region="us-east-1")
+    BedrockClient(model='us.amazon.nova-pro-v1:0', region='us-east-1')
+    """
+
+    provider = "bedrock"
+    supports_logprobs = False
+
+    def __init__(self, model: str, *, region: str | None = None, profile: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 4) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValidationError(f"model must be a non-empty string; found {model!r}")
+        check_options(timeout=timeout, max_retries=max_retries, backoff=0, max_wait=0,
+                      max_response_bytes=1)
+        for name, value in (("region", region), ("profile", profile)):
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ValidationError(f"{name} must be a non-empty string or None; found "
+                                      f"{value!r}")
+        self.model = model
+        self.region = region
+        self.profile = profile
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"BedrockClient(model={self.model!r}, region={self.region!r})"
+
+    @property
+    def runtime(self) -> Any:
+        """The botocore ``bedrock-runtime`` client (created once, thread-safe)."""
+        with self._lock:
+            if self._client is None:
+                session_module = require("botocore.session", user="BedrockClient",
+                                         extra="bedrock")
+                config = require("botocore.config", user="BedrockClient",
+                                 extra="bedrock").Config(
+                    connect_timeout=self.timeout, read_timeout=self.timeout,
+                    retries={"total_max_attempts": self.max_retries + 1, "mode": "standard"})
+                exceptions = require("botocore.exceptions", user="BedrockClient",
+                                     extra="bedrock")
+                try:
+                    session = session_module.Session(profile=self.profile)
+                    self._client = session.create_client("bedrock-runtime",
+                                                         region_name=self.region,
+                                                         config=config)
+                except exceptions.BotoCoreError as exc:  # no region, unknown profile
+                    raise ModelCallError(f"Bedrock {self.model}: the bedrock-runtime client "
+                                         f"could not be created ({exc})", attempts=0) from None
+            return self._client
+
+    def payload(self, request: ChatRequest) -> dict[str, Any]:
+        """The Converse parameters for ``request`` (what :meth:`complete` sends)."""
+        content: list[dict[str, Any]] = [
+            {"image": {"format": "png", "source": {"bytes": im}}} for im in request.images]
+        content.append({"text": request.text})
+        params: dict[str, Any] = {
+            "modelId": self.model, "messages": [{"role": "user", "content": content}],
+            "inferenceConfig": {"maxTokens": request.max_tokens,
+                                "temperature": float(request.temperature)}}
+        if request.system:
+            params["system"] = [{"text": request.system}]
+        return params
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """Send one Converse request.
+
+        Raises
+        ------
+        ModelCallError
+            An API error after botocore's retries (``ModelHTTPError`` with the status),
+            no answer (``ModelConnectionError``), an answer without text
+            (``ModelResponseError``), or no credentials/region (``ModelCallError``).
+        ValidationError
+            ``request.top_logprobs`` asks for log-probabilities.
+        """
+        request = _check_request(request, "BedrockClient", "Converse")
+        exceptions = require("botocore.exceptions", user="BedrockClient", extra="bedrock")
+        where = f"Bedrock converse {self.model}"
+        try:
+            response = self.runtime.converse(**self.payload(request))
+        except exceptions.ClientError as exc:
+            meta = exc.response.get("ResponseMetadata", {})
+            status = meta.get("HTTPStatusCode")
+            error = exc.response.get("Error", {})
+            raise ModelHTTPError(
+                f"{where} answered HTTP {status}: {error.get('Code', '?')}: "
+                f"{str(error.get('Message', ''))[:300]}", status=status,
+                attempts=int(meta.get("RetryAttempts", 0)) + 1,
+                retryable=status in RETRY_STATUSES) from None
+        except (exceptions.EndpointConnectionError, exceptions.ConnectTimeoutError,
+                exceptions.ReadTimeoutError, exceptions.ConnectionClosedError) as exc:
+            raise ModelConnectionError(f"{where} failed: no answer ({exc})",
+                                       attempts=self.max_retries + 1, retryable=True) from None
+        except exceptions.BotoCoreError as exc:  # credentials, parameter validation
+            raise ModelCallError(f"{where} failed: {exc}", attempts=1) from None
+        try:
+            blocks = response["output"]["message"]["content"]
+            texts = [b["text"] for b in blocks if "text" in b]
+        except (KeyError, TypeError):
+            raise ModelResponseError(f"{where} answered without output.message.content",
+                                     status=200) from None
+        reason = response.get("stopReason") or "unknown"
+        if not texts:
+            raise ModelResponseError(f"{where} answered without a reply text: no text block "
+                                     f"(stopReason {reason!r})", status=200)
+        return ChatResponse(text="".join(texts), finish_reason=_STOP_REASONS.get(reason, reason),
+                            usage=usage_counts(response.get("usage")))

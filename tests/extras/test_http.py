@@ -1,0 +1,504 @@
+"""The one transport (confcal.extras._http) against real servers on 127.0.0.1.
+
+Every rule is checked through the clients that use it (OpenAICompatibleClient,
+AnthropicClient and the deprecated ChatCompletionsClient) where it matters that all three
+behave alike: redirects are never followed and the credential never reaches another
+origin, the key never appears in a message, a repr or a log record whatever the server
+echoes, unreadable bodies are the error family's members. Waits between retries are
+recorded, never slept.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import re
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import warnings
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _chat_server import ChatServer, Reply
+from confcal.exceptions import (
+    ConfcalError,
+    ModelCallError,
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelResponseError,
+    ValidationError,
+)
+from confcal.extras import _http
+from confcal.extras.clients import AnthropicClient, ChatRequest, OpenAICompatibleClient
+from confcal.extras.models import ChatCompletionsClient
+
+# "/" and "+" so that JSON's "\/" and percent-encoding change how it is written
+KEY = "sk-test/0123456789+abcdefXYZ-secret"
+REQUEST = ChatRequest("You grade.", "Is 2 + 2 = 4? Reply 1 or 0.", max_tokens=8)
+
+
+@pytest.fixture(autouse=True)
+def _local_only(monkeypatch):
+    monkeypatch.setenv("CONFCAL_TEST_KEY", KEY)
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                 "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+@pytest.fixture
+def waits(monkeypatch) -> list[float]:
+    recorded: list[float] = []
+    monkeypatch.setattr(_http, "_sleep", recorded.append)
+    return recorded
+
+
+def anthropic_message(text: str = "1") -> Reply:
+    return Reply(json={"id": "msg_1", "type": "message", "role": "assistant",
+                       "model": "claude-test", "content": [{"type": "text", "text": text}],
+                       "stop_reason": "end_turn", "stop_sequence": None,
+                       "usage": {"input_tokens": 3, "output_tokens": 1}})
+
+
+# each: (name, make(url) -> client, call(client) -> text, a good reply)
+def _openai(url: str, **kw: Any) -> OpenAICompatibleClient:
+    return OpenAICompatibleClient(url, "m", api_key_env="CONFCAL_TEST_KEY",
+                                  **{"backoff": 0.01, **kw})
+
+
+def _anthropic(url: str, **kw: Any) -> AnthropicClient:
+    return AnthropicClient("claude-test", api_key_env="CONFCAL_TEST_KEY",
+                           base_url=url.removesuffix("/v1"), **{"backoff": 0.01, **kw})
+
+
+def _legacy(url: str, **kw: Any) -> ChatCompletionsClient:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ChatCompletionsClient(url, "m", api_key_env="CONFCAL_TEST_KEY",
+                                     **{"backoff": 0.01, "sleep": lambda s: None, **kw})
+
+
+def _ask(client: Any) -> str:
+    if isinstance(client, ChatCompletionsClient):
+        return client.complete([{"role": "user", "content": "2+2?"}])
+    return client.complete(REQUEST).text
+
+
+CLIENTS = [pytest.param(_openai, Reply("1"), id="openai-compatible"),
+           pytest.param(_anthropic, anthropic_message(), id="anthropic"),
+           pytest.param(_legacy, Reply("1"), id="chat-completions-deprecated")]
+
+
+def no_trace_of_the_key(*texts: str) -> None:
+    """Neither the key nor any 8 consecutive characters of it, in any text."""
+    runs = {KEY[i:i + 8] for i in range(len(KEY) - 7)}
+    for text in texts:
+        assert KEY not in text
+        assert not [r for r in runs if r in text], text
+
+
+# ------------------------------------------------------------------------- redirects
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_a_redirect_is_never_followed_and_the_key_stays_home(make, good, status, waits):
+    with ChatServer([]) as elsewhere:
+        target = f"{elsewhere.origin}/v1/chat/completions?token=abc#frag"
+        with ChatServer([Reply(status=status, headers={"Location": target})]) as home:
+            with pytest.raises(ModelHTTPError) as info:
+                _ask(make(home.url))
+        assert elsewhere.requests == []  # the other origin never heard from the client
+    assert len(home.requests) == 1 and waits == []
+    message = str(info.value)
+    assert info.value.status == status and not info.value.retryable
+    assert f"HTTP {status}, a redirect to {elsewhere.origin};" in message
+    assert "token=abc" not in message and "/chat/completions?" not in message
+    assert "redirects are never followed" in message
+
+
+def test_a_redirect_target_that_spells_the_key_is_redacted(waits):
+    target = f"http://{KEY.replace('/', '-').replace('+', '-')}.example:8443/x?k={KEY}"
+    with ChatServer([Reply(status=302, headers={"Location": target})]) as server:
+        with pytest.raises(ModelHTTPError) as info:
+            _openai(server.url).complete(REQUEST)
+    no_trace_of_the_key(str(info.value))
+    assert ":8443" in str(info.value)
+
+
+# ------------------------------------------------------------------------ the key
+def _echoes(request: dict[str, Any]) -> dict[str, str]:
+    sent = request["headers"].get("Authorization", "").removeprefix("Bearer ") \
+        or request["headers"].get("x-api-key", "")
+    assert sent == KEY
+    escaped = "".join(f"\\u{ord(c):04x}" for c in sent)
+    return {
+        "plain": f"Incorrect API key provided: {sent}",
+        "json-u-escaped": escaped,
+        "json-slash-escaped": sent.replace("/", "\\/"),
+        "mixed": escaped[:30] + sent[5:].replace("/", "\\/"),
+        "percent": "".join(f"%{b:02X}" for b in sent.encode()),
+        "double-escaped": escaped.replace("\\", "\\\\"),
+        "html": "".join(f"&#{ord(c)};" for c in sent),
+        "first-20": sent[:20] + "...",
+        "last-12": "..." + sent[-12:],
+        "long-prefix": "x" * 600 + sent,  # past any excerpt: redacted before truncating
+    }
+
+
+FORMS = list(_echoes({"headers": {"Authorization": f"Bearer {KEY}"}}))
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_an_echoed_key_never_reaches_a_message_or_a_log(make, good, form, waits, caplog):
+    def json_error(status: int) -> Any:
+        return lambda r: Reply(status=status, body=json.dumps(
+            {"error": {"message": "bad key " + _echoes(r)[form]}}).encode().replace(
+                b"\\\\", b"\\"))  # the server writes the escapes itself
+
+    def text_error(status: int) -> Any:
+        return lambda r: Reply(status=status, body=f"<html>{_echoes(r)[form]}</html>".encode())
+
+    script = [json_error(500), text_error(502), json_error(401)]
+    with (caplog.at_level(logging.DEBUG), ChatServer(script) as server,
+          pytest.raises(ModelHTTPError) as info):
+        client = make(server.url, max_retries=2)
+        _ask(client)
+    assert info.value.status == 401 and info.value.attempts == 3
+    assert "check the key in the environment variable CONFCAL_TEST_KEY" in str(info.value)
+    if form != "long-prefix":  # there the key lies beyond the excerpt quoted
+        assert "[redacted]" in str(info.value)
+    no_trace_of_the_key(str(info.value), repr(info.value), repr(client), str(vars(client)),
+                        caplog.text, *(r.getMessage() for r in caplog.records))
+    if not isinstance(client, ChatCompletionsClient):
+        assert {r.name for r in caplog.records} == {"confcal.extras"}
+        assert len(caplog.records) == 2  # two retries, logged once each
+
+
+@pytest.mark.parametrize("form", ["plain", "json-u-escaped", "percent", "first-20"])
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_a_200_body_that_echoes_the_key_is_refused(make, good, form):
+    def not_json(r: dict[str, Any]) -> Reply:
+        return Reply(body=f"proxy says: {_echoes(r)[form]}".encode())
+
+    def in_the_answer(r: dict[str, Any]) -> Reply:
+        if isinstance(good.json, dict):  # Anthropic's shape
+            body = dict(good.json, content=[{"type": "text", "text": _echoes(r)[form]}])
+            return Reply(body=json.dumps(body).encode().replace(b"\\\\", b"\\"))
+        return Reply(body=json.dumps({"choices": [{"message": {
+            "content": _echoes(r)[form]}, "finish_reason": "stop"}]}).encode().replace(
+                b"\\\\", b"\\"))
+
+    for script in (not_json, in_the_answer):
+        with ChatServer([script]) as server, pytest.raises(ModelResponseError) as info:
+            _ask(make(server.url))
+        no_trace_of_the_key(str(info.value))
+        assert info.value.status == 200
+
+
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_a_missing_key_is_an_error_before_any_request(make, good, monkeypatch):
+    monkeypatch.delenv("CONFCAL_TEST_KEY")
+    with ChatServer([good]) as server, pytest.raises(
+            ModelCallError, match="environment variable CONFCAL_TEST_KEY must hold the .*API "
+                                  "key; found it unset or empty") as info:
+        _ask(make(server.url))
+    assert server.requests == [] and info.value.attempts == 0
+
+
+def test_a_key_with_a_line_break_is_refused_without_quoting_it(monkeypatch):
+    monkeypatch.setenv("CONFCAL_TEST_KEY", "sk-abcdef\r\nX-Evil: 1")
+    with ChatServer([Reply("1")]) as server, pytest.raises(ModelCallError) as info:
+        _openai(server.url).complete(REQUEST)
+    assert "printable ASCII" in str(info.value) and "abcdef" not in str(info.value)
+    assert server.requests == []
+
+
+def test_extra_header_values_are_redacted_like_the_key(waits):
+    token = "org-private-token-77777777"
+    with ChatServer([Reply(status=403, body=f"no access for {token}".encode())]) as server:
+        client = OpenAICompatibleClient(server.url, "m", api_key_env=None,
+                                        headers={"X-Gateway-Token": token})
+        with pytest.raises(ModelHTTPError) as info:
+            client.complete(REQUEST)
+    assert server.requests[0]["headers"]["X-Gateway-Token"] == token
+    assert token not in str(info.value) and "[redacted]" in str(info.value)
+    with pytest.raises(ValidationError) as bad:
+        OpenAICompatibleClient(server.url, "m", headers={"X-Token": f"{token}\r\nX: 1"})
+    assert token not in str(bad.value)
+
+
+# --------------------------------------------------------- credentials in the base URL
+@pytest.mark.parametrize("url, hidden, shown", [
+    ("https://user:hunter2@api.example/v1", "hunter2", "https://api.example"),
+    ("https://sk-only-a-key-here@api.example/v1", "sk-only-a-key", "https://api.example"),
+    ("https://api.example/v1?api-key=sk-in-the-query-99", "sk-in-the-query",
+     "the parameters ['api-key']"),
+    ("https://api.example/v1#sk-in-a-fragment-99", "sk-in-a-fragment", "https://api.example"),
+    ("https://api.example:sk-port-secret/v1", "sk-port-secret", "numeric port"),
+])
+@pytest.mark.parametrize("make", [_openai, _anthropic, _legacy])
+def test_a_base_url_with_credentials_is_refused_without_quoting_them(make, url, hidden, shown):
+    with pytest.raises(ValidationError) as info:
+        make(url)
+    assert hidden not in str(info.value) and shown in str(info.value)
+
+
+# ---------------------------------------------------------------------------- retries
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 501, 502, 503, 504, 529])
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_the_same_statuses_are_retried_by_every_client(make, good, status, waits):
+    with ChatServer([Reply(status=status), good]) as server:
+        assert _ask(make(server.url)) == "1"
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_client_errors_fail_at_once_quoting_the_server(make, good, status, waits):
+    with ChatServer([Reply(status=status), good]) as server, pytest.raises(
+            ModelHTTPError, match=f"answered HTTP {status}: scripted error {status}") as info:
+        _ask(make(server.url))
+    assert info.value.status == status and info.value.attempts == 1
+    assert len(server.requests) == 1 and waits == []
+
+
+def test_retry_after_in_seconds_and_as_an_http_date_is_waited_exactly(waits):
+    date = email.utils.formatdate(time.time() + 20, usegmt=True)
+    script = [Reply(status=429, headers={"Retry-After": "3"}),
+              Reply(status=503, headers={"Retry-After": date}), Reply("1")]
+    with ChatServer(script) as server:
+        assert _openai(server.url).complete(REQUEST).text == "1"
+    assert waits[0] == 3.0 and 17 <= waits[1] <= 21  # whole seconds in the date
+
+
+def test_a_retry_after_beyond_max_wait_fails_at_once(waits):
+    script = [Reply(status=429, headers={"Retry-After": "600"}), Reply("1")]
+    with ChatServer(script) as server, pytest.raises(
+            ModelHTTPError, match="retry after 600s, more than max_wait=60s") as info:
+        _openai(server.url).complete(REQUEST)
+    assert len(server.requests) == 1 and waits == [] and info.value.retryable
+
+
+def test_backoff_doubles_with_bounded_jitter_and_retries_are_bounded(waits):
+    with ChatServer([Reply(status=500)] * 4) as server, pytest.raises(
+            ModelHTTPError, match=r"failed after 4 attempts \(max_retries=3\); last: "
+                                  r"HTTP 500: scripted error 500") as info:
+        _openai(server.url, backoff=0.5, max_wait=1.5, max_retries=3).complete(REQUEST)
+    assert info.value.attempts == 4 and len(server.requests) == 4
+    # 0.5, 1.0, then 2.0 capped at 1.5; each plus at most 10% jitter
+    for wait, base in zip(waits, [0.5, 1.0, 1.5], strict=True):
+        assert base <= wait <= base * 1.1
+
+
+def test_the_deprecated_client_waits_the_documented_schedule_exactly():
+    sleeps: list[float] = []
+    with ChatServer([Reply(status=503)] * 3 + [Reply("1")]) as server:
+        client = _legacy(server.url, backoff=0.5, max_wait=1.5, sleep=sleeps.append)
+        assert client.complete([{"role": "user", "content": "?"}]) == "1"
+    assert sleeps == [0.5, 1.0, 1.5]
+
+
+def test_a_refused_connection_is_retried_then_a_connection_error(waits):
+    with socket.socket() as s:  # a port that was free a moment ago: nobody listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ModelConnectionError, match="failed after 3 attempts.*connection "
+                                                   "failed") as info:
+        _openai(f"http://127.0.0.1:{port}/v1", max_retries=2).complete(REQUEST)
+    assert info.value.status is None and info.value.retryable and len(waits) == 2
+
+
+def test_a_timeout_is_retried_then_a_connection_error(waits):
+    with ChatServer([Reply("1", delay=1.0)] * 2) as server:
+        started = time.monotonic()
+        with pytest.raises(ModelConnectionError, match="no answer within timeout=0.2s"):
+            _openai(server.url, timeout=0.2, max_retries=1).complete(REQUEST)
+        assert time.monotonic() - started < 3
+    assert len(waits) == 1
+
+
+# ------------------------------------------------------------------ unreadable bodies
+@pytest.mark.parametrize("body, message", [
+    (b"<html>gateway</html>", "a body that is not JSON"),
+    (b"\xff\xfe not utf-8", "a body that is not UTF-8"),
+    (b"[1, 2]", "JSON that is not an object"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply to read"),
+    (b'{"choices": [{"message": {"content": "1"}}], "x": NaN}', "not JSON"),
+    (b'{"choices": []}', "without choices\\[0\\]"),
+])
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_an_unreadable_200_is_a_response_error_never_a_crash(make, good, body, message):
+    if make is _anthropic and "choices" in message:
+        message = "not a Messages response"
+    with ChatServer([Reply(body=body)]) as server, pytest.raises(ModelResponseError,
+                                                                  match=message) as info:
+        _ask(make(server.url))
+    assert len(server.requests) == 1  # not retried: asking again would cost and repeat
+    assert info.value.status == 200 and isinstance(info.value, ModelCallError)
+
+
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_a_body_beyond_max_response_bytes_is_not_read(make, good):
+    with ChatServer([Reply("x" * 5000)]) as server, pytest.raises(
+            ModelResponseError, match="larger than max_response_bytes=1000; not read"):
+        if make is _legacy:
+            client = make(server.url)
+            object.__setattr__(client, "_transport", _http.Transport(
+                server.url, timeout=5, max_retries=0, backoff=0, max_wait=0,
+                max_response_bytes=1000))
+            _ask(client)
+        else:
+            _ask(make(server.url, max_response_bytes=1000))
+
+
+def test_a_body_without_content_length_is_capped_while_reading():
+    class Streaming(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"  # no length: the body ends when the connection does
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"pad": "' + b"x" * 50_000 + b'"}')
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Streaming)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        client = OpenAICompatibleClient(f"http://127.0.0.1:{httpd.server_address[1]}/v1", "m",
+                                        api_key_env=None, max_response_bytes=10_000)
+        with pytest.raises(ModelResponseError, match="larger than max_response_bytes=10000"):
+            client.complete(REQUEST)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_errors_are_one_family():
+    for cls in (ModelHTTPError, ModelConnectionError, ModelResponseError):
+        assert issubclass(cls, ModelCallError)
+    assert issubclass(ModelCallError, ModelError) and issubclass(ModelError, ConfcalError)
+
+
+# ------------------------------------------------------------------------------- TLS
+@pytest.fixture(scope="module")
+def self_signed(tmp_path_factory) -> tuple[str, str]:
+    folder = tmp_path_factory.mktemp("tls")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    try:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days",
+                        "1", "-subj", "/CN=127.0.0.1", "-addext",
+                        "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                       check=True, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        pytest.skip("openssl is needed to make a self-signed certificate")
+    return str(cert), str(key)
+
+
+def test_tls_is_verified_and_a_self_signed_server_never_sees_the_key(self_signed, waits):
+    seen: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(dict(self.headers))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*self_signed)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"https://127.0.0.1:{httpd.server_address[1]}/v1"
+        with pytest.raises(ModelConnectionError, match="TLS certificate was not verified"):
+            _openai(url).complete(REQUEST)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert seen == [] and waits == []  # not retried: a certificate does not heal
+    assert "verify" not in OpenAICompatibleClient.__init__.__code__.co_varnames
+
+
+# --------------------------------------------------------------------------- helpers
+def test_retry_after_parsing():
+    now = 1_000_000.0
+    assert _http.retry_after("7", now) == 7.0
+    assert _http.retry_after(None, now) is None
+    assert _http.retry_after("soon", now) is None
+    assert _http.retry_after(email.utils.formatdate(now + 30, usegmt=True), now) == 30.0
+    assert _http.retry_after(email.utils.formatdate(now - 30, usegmt=True), now) == 0.0
+    assert _http.retry_after("-5", now) == 0.0
+
+
+def test_redact_by_hand():
+    key = "abcdefghijKLMNOP"
+    # 'abcdefgh' is a run of 8 of the key's characters; 'abcdefg' (7) is not
+    assert _http.redact("x abcdefgh y", [key]) == "x [redacted] y"
+    assert _http.redact("x abcdefg y", [key]) == "x abcdefg y"
+    # the escaped form is replaced as written: nothing of it survives
+    assert _http.redact(r"k=\u0061bcdefghij\/", [key]) == r"k=[redacted]\/"
+    assert _http.redact("%61%62cdefgh!", [key]) == "[redacted]!"
+    assert _http.redact("short", ["abc"]) == "short"
+    assert _http.redact("has abc in it", ["abc"]) == "has [redacted] in it"
+
+
+def _encode(secret: str, how: list[int]) -> str:
+    """The secret written with per-character encodings (0 plain, 1 \\u, 2 %XX, 3 &#N;)."""
+    out = []
+    for c, h in zip(secret, how, strict=False):
+        out.append([c, f"\\u{ord(c):04x}", f"%{ord(c):02X}", f"&#{ord(c)};"][h])
+    return "".join(out) + secret[len(how):]
+
+
+@settings(max_examples=200, deadline=None)
+@given(secret=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=8,
+                      max_size=48),
+       how=st.lists(st.integers(0, 3), max_size=48),
+       before=st.text(max_size=40), after=st.text(max_size=40))
+def test_redact_removes_every_written_form(secret, how, before, after):
+    text = before + _encode(secret, how) + after
+    cleaned = _http.redact(text, [secret])
+    assert secret not in cleaned
+    decoded = re.sub(r"\[redacted\]", "\0", cleaned)
+    once = _http._ESCAPE.sub(lambda m: _http._unescape(m.group()), decoded)
+    assert secret not in once and secret not in _http._ESCAPE.sub(
+        lambda m: _http._unescape(m.group()), once)
+
+
+@settings(max_examples=200, deadline=None)
+@given(secret=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=8,
+                      max_size=48),
+       before=st.text(max_size=30), after=st.text(max_size=30), ascii_only=st.booleans(),
+       slash=st.booleans())
+def test_redacted_json_decoded_by_the_json_module_holds_no_run_of_the_secret(
+        secret, before, after, ascii_only, slash):
+    # the reference: whatever json.loads reads back from the redacted body, the way a
+    # program reading a message would, holds no 8 consecutive characters of the secret
+    body = json.dumps({"error": {"message": before + secret + after}}, ensure_ascii=ascii_only)
+    if slash:
+        body = body.replace("/", "\\/")
+    cleaned = _http.redact(body, [secret])
+    try:
+        text = json.loads(cleaned)["error"]["message"]
+    except ValueError:  # a replaced span took JSON syntax with it: then read it as text
+        text = cleaned
+    runs = {secret[i:i + 8] for i in range(len(secret) - 7)}
+    assert not [r for r in runs if r in text]

@@ -1,0 +1,272 @@
+"""AnthropicClient against a local Messages server; BedrockClient through botocore's Stubber.
+
+No SDK stand-in module anywhere: the Anthropic request is built and read by confcal and
+checked here against the documented Messages format by a real server on 127.0.0.1;
+Bedrock's Converse call goes through the real botocore client, whose request and answer
+``botocore.stub.Stubber`` checks against the service model.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from typing import Any
+
+import pytest
+
+from _chat_server import ChatServer, Reply
+from confcal.exceptions import (
+    ModelCallError,
+    ModelConnectionError,
+    ModelHTTPError,
+    ModelResponseError,
+    ValidationError,
+)
+from confcal.extras import _http
+from confcal.extras.clients import AnthropicClient, BedrockClient, ChatRequest
+from confcal.extras.extraction import (
+    ModelAnswerError,
+    build_request,
+    extract_logprob,
+    extract_verbalized,
+    run_extraction,
+)
+from confcal.scoring.comparators import Number, Text
+from confcal.scoring.schema import Field, Schema
+
+SCHEMA = Schema({"Agency": Field(Text()), "GrossTotal": Field(Number())})
+OCR = [("ACME", 0.98), ("Total", 0.99), ("100.00", 0.87)]
+KEY = "sk-ant-test-0123456789abcdef"
+ANSWER = json.dumps({"Agency": [{"value": "ACME", "probability": 0.8}],
+                     "GrossTotal": [{"value": 100.0, "probability": 0.9}]})
+# The Messages API's documented request fields (docs.anthropic.com, "Messages"): confcal
+# may send only these
+MESSAGES_REQUEST_FIELDS = {"model", "messages", "max_tokens", "system", "temperature",
+                           "stop_sequences", "top_p", "top_k", "metadata", "stream", "tools",
+                           "tool_choice", "thinking", "service_tier"}
+
+
+def png() -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (40, 30), "white").save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def message(text: str = ANSWER, stop: str = "end_turn", **extra: Any) -> Reply:
+    return Reply(json={"id": "msg_01", "type": "message", "role": "assistant",
+                       "model": "claude-test", "content": [{"type": "text", "text": text}],
+                       "stop_reason": stop, "stop_sequence": None,
+                       "usage": {"input_tokens": 12, "output_tokens": 34}, **extra})
+
+
+@pytest.fixture(autouse=True)
+def _local_only(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setattr(_http, "_sleep", lambda s: None)
+
+
+def anthropic(server: ChatServer, **kw: Any) -> AnthropicClient:
+    return AnthropicClient("claude-test", base_url=server.origin, timeout=5, **kw)
+
+
+# --------------------------------------------------------------------------- Anthropic
+def test_anthropic_posts_the_documented_messages_request():
+    with ChatServer([message()]) as server:
+        doc = extract_verbalized(anthropic(server), SCHEMA, image=png(), ocr=OCR,
+                                 max_tokens=300)
+    assert doc["Agency"]["candidates"][0] == {"value": "ACME", "probability": 0.8}
+    (request,) = server.requests
+    assert request["method"] == "POST" and request["path"] == "/v1/messages"
+    headers = {k.lower(): v for k, v in request["headers"].items()}
+    assert headers["x-api-key"] == KEY and headers["anthropic-version"] == "2023-06-01"
+    assert headers["content-type"] == "application/json"
+    assert "authorization" not in headers  # the key travels once, in its documented header
+    body = request["json"]
+    assert set(body) <= MESSAGES_REQUEST_FIELDS
+    assert set(body) == {"model", "max_tokens", "messages", "system", "temperature"}
+    assert body["model"] == "claude-test" and body["max_tokens"] == 300
+    assert body["temperature"] == 0.0 and "no reasoning" in body["system"]
+    (turn,) = body["messages"]
+    assert turn["role"] == "user"
+    image, text = turn["content"]
+    assert image == {"type": "image", "source": {
+        "type": "base64", "media_type": "image/png",
+        "data": base64.b64encode(build_request(SCHEMA, image=png()).images[0]).decode()}}
+    assert text["type"] == "text" and "ACME\t0.98" in text["text"]
+
+
+def test_anthropic_reads_text_blocks_stop_reasons_and_usage():
+    answer = message(stop="max_tokens")
+    answer.json["content"] = [{"type": "thinking", "thinking": "hm", "signature": "s"},
+                              {"type": "text", "text": "part one, "},
+                              {"type": "text", "text": "part two"}]
+    with ChatServer([answer, message(stop="refusal")]) as server:
+        client = anthropic(server)
+        cut = client.complete(ChatRequest("s", "t"))
+        other = client.complete(ChatRequest("s", "t"))
+    assert cut.text == "part one, part two" and cut.finish_reason == "length"
+    assert cut.usage == {"input_tokens": 12, "output_tokens": 34}
+    assert other.finish_reason == "refusal"  # the API's own word, kept
+
+
+def test_anthropic_without_a_system_prompt_sends_none():
+    with ChatServer([message()]) as server:
+        anthropic(server).complete(ChatRequest("", "text"))
+    assert "system" not in server.requests[0]["json"]
+
+
+def test_anthropic_answer_without_text_is_a_response_error():
+    empty = message()
+    empty.json["content"] = [{"type": "tool_use", "id": "t", "name": "x", "input": {}}]
+    with ChatServer([empty]) as server, pytest.raises(
+            ModelResponseError, match="without a reply text: no text block in content "
+                                      "\\(stop_reason 'end_turn'\\)"):
+        anthropic(server).complete(ChatRequest("s", "t"))
+
+
+def test_anthropic_an_answer_cut_at_max_tokens_is_an_answer_error():
+    with ChatServer([message(stop="max_tokens")]) as server, pytest.raises(
+            ModelAnswerError, match="cut at max_tokens"):
+        extract_verbalized(anthropic(server), SCHEMA, ocr=OCR)
+
+
+def test_anthropic_errors_overloaded_is_retried_and_errors_are_quoted():
+    overloaded = Reply(status=529, json={"type": "error", "error": {
+        "type": "overloaded_error", "message": "Overloaded"}})
+    invalid = Reply(status=400, json={"type": "error", "error": {
+        "type": "invalid_request_error", "message": "max_tokens: must be at most 64000"}})
+    with ChatServer([overloaded, message(), invalid]) as server:
+        client = anthropic(server)
+        assert client.complete(ChatRequest("s", "t")).text == ANSWER
+        with pytest.raises(ModelHTTPError, match="HTTP 400: max_tokens: must be at most 64000"):
+            client.complete(ChatRequest("s", "t"))
+    assert len(server.requests) == 3
+
+
+def test_anthropic_refuses_what_the_api_cannot_do(monkeypatch):
+    client = AnthropicClient("claude-test", base_url="http://127.0.0.1:9")
+    with pytest.raises(ValidationError, match="must return token log-probabilities"):
+        extract_logprob(client, SCHEMA, ocr=OCR)
+    with pytest.raises(ValidationError, match="top_logprobs must be 0 for AnthropicClient"):
+        client.complete(ChatRequest("s", "t", top_logprobs=2))
+    with pytest.raises(ValidationError, match="temperature must be within \\[0, 1\\]"):
+        client.complete(ChatRequest("s", "t", temperature=1.5))
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    with pytest.raises(ModelCallError, match="ANTHROPIC_API_KEY must hold the Anthropic API key"):
+        client.complete(ChatRequest("s", "t"))
+    assert KEY not in repr(client)
+
+
+def test_anthropic_failures_are_records_in_a_run(tmp_path):
+    # a failure never aborts the run: the bad document is one record, the others are read
+    def answer(request: dict[str, Any]) -> Reply:
+        text = request["json"]["messages"][0]["content"][-1]["text"]
+        return Reply(status=400, json={"type": "error", "error": {"message": "bad image"}}) \
+            if "doc-b" in text else message()
+
+    corpus = {d: {"ocr": [(d, 1.0), *OCR]} for d in ("doc-a", "doc-b")}
+    with ChatServer([], responder=answer) as server:
+        run = run_extraction(anthropic(server), corpus, modality="ocr", strategy="verbalized",
+                             schema=SCHEMA, cache_dir=tmp_path, progress=False)
+    assert list(run.predictions) == ["doc-a"]
+    assert run.failures["doc-b"]["kind"] == "call" and "bad image" in \
+        run.failures["doc-b"]["message"]
+
+
+# ----------------------------------------------------------------------------- Bedrock
+@pytest.fixture
+def bedrock(monkeypatch) -> BedrockClient:
+    # botocore needs credentials to exist (the Stubber answers before anything is signed
+    # or sent); no instance-metadata lookup, no network
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return BedrockClient("test.model-v1:0", region="us-east-1", timeout=5, max_retries=0)
+
+
+def converse_answer(text: str = ANSWER, stop: str = "end_turn") -> dict[str, Any]:
+    return {"output": {"message": {"role": "assistant", "content": [{"text": text}]}},
+            "stopReason": stop,
+            "usage": {"inputTokens": 5, "outputTokens": 30, "totalTokens": 35},
+            "metrics": {"latencyMs": 10}}
+
+
+def test_bedrock_sends_the_converse_request_and_reads_the_answer(bedrock):
+    from botocore.stub import Stubber
+
+    request = build_request(SCHEMA, strategy="verbalized", image=png(), ocr=OCR,
+                            max_tokens=300)
+    with Stubber(bedrock.runtime) as stub:
+        stub.add_response("converse", converse_answer(stop="max_tokens"), {
+            "modelId": "test.model-v1:0", "system": [{"text": request.system}],
+            "messages": [{"role": "user", "content": [
+                {"image": {"format": "png", "source": {"bytes": request.images[0]}}},
+                {"text": request.text}]}],
+            "inferenceConfig": {"maxTokens": 300, "temperature": 0.0}})
+        response = bedrock.complete(request)
+        stub.assert_no_pending_responses()
+    assert response.text == ANSWER and response.finish_reason == "length"
+    assert response.usage == {"inputTokens": 5, "outputTokens": 30, "totalTokens": 35}
+
+
+def test_bedrock_in_a_run_and_its_errors_are_the_family(bedrock, tmp_path):
+    from botocore.stub import Stubber
+
+    corpus = {"a": {"ocr": OCR}, "b": {"ocr": [("other", 1.0), *OCR]}}
+    with Stubber(bedrock.runtime) as stub:
+        stub.add_response("converse", converse_answer())
+        stub.add_client_error("converse", service_error_code="ThrottlingException",
+                              service_message="Too many requests", http_status_code=429)
+        run = run_extraction(bedrock, corpus, modality="ocr", strategy="verbalized",
+                             schema=SCHEMA, concurrency=1, cache_dir=tmp_path, progress=False)
+    assert list(run.predictions) == ["a"]
+    failure = run.failures["b"]
+    assert failure["kind"] == "call"
+    assert "HTTP 429: ThrottlingException: Too many requests" in failure["message"]
+    assert run.metadata["a"]["provider"] == "bedrock"
+
+    with Stubber(bedrock.runtime) as stub:
+        stub.add_client_error("converse", service_error_code="ValidationException",
+                              service_message="bad input", http_status_code=400)
+        with pytest.raises(ModelHTTPError) as info:
+            bedrock.complete(ChatRequest("s", "t"))
+    assert info.value.status == 400 and not info.value.retryable
+
+
+def test_bedrock_answer_without_text_is_a_response_error(bedrock):
+    from botocore.stub import Stubber
+
+    answer = converse_answer()
+    answer["output"]["message"]["content"] = [{"reasoningContent": {
+        "reasoningText": {"text": "hm"}}}]
+    with Stubber(bedrock.runtime) as stub:
+        stub.add_response("converse", answer)
+        with pytest.raises(ModelResponseError, match="without a reply text"):
+            bedrock.complete(ChatRequest("s", "t"))
+
+
+def test_bedrock_an_unreachable_endpoint_is_a_connection_error(monkeypatch):
+    import socket
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    with socket.socket() as s:  # a free port on 127.0.0.1: nobody listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", f"http://127.0.0.1:{port}")
+    client = BedrockClient("test.model-v1:0", region="us-east-1", timeout=1, max_retries=0)
+    with pytest.raises(ModelConnectionError, match="no answer"):
+        client.complete(ChatRequest("s", "t"))
+
+
+def test_bedrock_refuses_logprobs(bedrock):
+    with pytest.raises(ValidationError, match="top_logprobs must be 0 for BedrockClient"):
+        bedrock.complete(ChatRequest("s", "t", top_logprobs=2))
