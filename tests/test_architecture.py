@@ -22,7 +22,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("confcal._version", "confcal._validation", "confcal._counts",
                     "confcal._files", "confcal._signature", "confcal._compat",
-                    "confcal._deprecation", "confcal._chat", "confcal.exceptions")),
+                    "confcal._deprecation", "confcal._chat", "confcal._markdown",
+                    "confcal.exceptions")),
     ("metrics", ("confcal.metrics",)),
     ("scoring", ("confcal.scoring",)),
     ("calibration", ("confcal.calibration", "confcal.datasets")),

@@ -73,8 +73,13 @@ def test_cli_with_the_model_judge_over_http(tmp_path, local_http, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--records", "r.jsonl"], "-o/--out DIR is required"),
     (["--demo", "--judge", "llm", "-o", "x"], "--judge llm needs --base-url URL and --model"),
-    (["--demo", "--model", "m", "-o", "x"], "--base-url and --model are for --judge llm"),
+    (["--demo", "--model", "m", "-o", "x"], "--model is for --judge llm or cascade"),
+    (["--demo", "--cache-dir", "c", "--prompt", "p", "-o", "x"],
+     "--cache-dir, --prompt are for --judge llm or cascade"),
+    (["--demo", "--judge", "cascade", "--model", "m", "-o", "x"],
+     "--judge cascade needs --base-url URL and --model NAME"),
     (["--docbench", "d", "-o", "x"], "--docbench DIR and --system NAME go together"),
+    (["--demo", "--judge", "official", "-o", "x"], "--judge official needs --eval-output"),
 ])
 def test_cli_usage_errors_exit_2(argv, message, capsys, tmp_path):
     assert run(argv) == 2
@@ -192,3 +197,154 @@ def test_outputs_follow_the_umask_and_keep_a_replaced_folders_mode(tmp_path):
         assert stat.S_IMODE(out.stat().st_mode) == 0o2775
     finally:
         os.umask(old)
+
+
+# ------------------------------------------------------- the model judge: resume, cascade
+def _llm_argv(server, path, out, *extra):
+    return ["--records", str(path), "--base-url", server.url, "--model", "judge-model",
+            "--api-key-env", "CONFCAL_TEST_KEY", "--by", "qtype", "-o", str(out), *extra]
+
+
+def test_cli_judging_that_fails_midway_resumes_asking_only_the_missing(tmp_path, local_http,
+                                                                       capsys):
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(r) for r in llm_records()])
+    cache, out = tmp_path / "cache", tmp_path / "o"
+    # five answers, the fifth empty (never asked): two replies, then the server fails
+    with ChatServer([Reply("1"), Reply("0"), Reply(status=400), Reply(status=400)]) as server:
+        code = run(["--judge", "llm", "--cache-dir", str(cache),
+                    *_llm_argv(server, path, out)])
+        first = len(server.requests)
+    captured = capsys.readouterr()
+    assert code == 1 and first == 4
+    assert "2 answers could not be judged" in captured.err
+    assert f"run the same command again (with --cache-dir {cache})" in captured.err
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    assert verdicts["verdict_status"].tolist() == ["correct", "wrong", "failed", "failed",
+                                                   "wrong"]
+    accuracy = pd.read_csv(out / "accuracy.csv")
+    assert accuracy.loc[0, ["correct", "wrong", "failed", "judged"]].tolist() == [1, 2, 2, 3]
+    with ChatServer([Reply("1"), Reply("1")]) as server:
+        code = run(["--judge", "llm", "--cache-dir", str(cache),
+                    *_llm_argv(server, path, out)])
+        asked = server.user_messages()
+    assert code == 0 and len(asked) == 2  # nothing asked twice
+    assert "User answer: 1 March 2025" in asked[0] and "User answer: Yes, it is." in asked[1]
+    stdout = capsys.readouterr().out
+    assert "model judge: 2 asked, 2 from the cache, 0 failed, 1 empty answers not asked" in stdout
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    assert verdicts["verdict"].tolist() == [1, 0, 1, 1, 0]
+
+
+def test_cli_cascade_counts_who_decided_what(tmp_path, local_http, capsys):
+    long_ref = ("Sales rose because two new plants opened and the export licences were "
+                "granted early in the year")
+    rows = [record(doc_id="a", question="Is it signed?", reference="Yes", answer="Yes."),
+            record(doc_id="b", question="Why did sales rise?", reference=long_ref,
+                   answer="New plants and export licences")]
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(r) for r in rows])
+    with ChatServer([Reply("1")]) as server:
+        code = run(["--judge", "cascade", *_llm_argv(server, path, tmp_path / "o")])
+        assert len(server.requests) == 1 and "New plants" in server.user_messages()[0]
+    assert code == 0
+    decided = pd.read_csv(tmp_path / "o" / "decided.csv")
+    assert decided[["judge", "n", "correct"]].values.tolist() == [["rule", 1, 1],
+                                                                  ["model", 1, 1]]
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "## Who decided" in report and "cascade: the rule judge, then the model" in report
+    stdout = capsys.readouterr().out
+    assert "decided by the rule judge: 1 (1 right" in stdout
+    assert "decided by the model judge: 1 (1 right" in stdout
+
+
+def test_cli_paper_template_and_the_docbench_convention(tmp_path, local_http):
+    template = tmp_path / "prompt.txt"
+    template.write_text("Q: {{question}}\nA: {{sys_ans}}\nR: {{ref_ans}}\nT: {{ref_text}}\n"
+                        "- Correctness: ", encoding="utf-8")
+    rows = [record(doc_id="a", question="How many?", reference="240", answer="240",
+                   evidence=""),
+            record(doc_id="b", question="Who?", reference="Ann", answer="Bob")]
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(r) for r in rows])
+    with ChatServer([Reply("**1**"), Reply("The answer is wrong.")]) as server:
+        code = run(["--judge", "llm", "--prompt", str(template), "--system-prompt", "Grade.",
+                    "--convention", "docbench", *_llm_argv(server, path, tmp_path / "o")])
+        messages = server.requests[0]["json"]["messages"]
+    assert code == 0
+    assert messages == [{"role": "system", "content": "Grade."},
+                        {"role": "user", "content": "Q: How many?\nA: 240\nR: 240\nT: \n"
+                                                    "- Correctness: "}]
+    accuracy = pd.read_csv(tmp_path / "o" / "accuracy.csv")
+    # "**1**" is 1; the reply without a digit is wrong overall and right by type
+    assert accuracy[["by", "correct", "n", "counted_differently"]].values.tolist() == [
+        ["overall", 1, 2, 1], ["qtype", 2, 2, 1]]
+    assert "official DocBench notebook" in (tmp_path / "o" / "report.md").read_text()
+
+
+def test_cli_bad_templates_are_data_errors_naming_the_file(tmp_path, local_http, capsys):
+    template = tmp_path / "prompt.txt"
+    template.write_text("{{question}} {{answer}} {{ref_ans}}", encoding="utf-8")
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(record())])
+    with ChatServer([]) as server:
+        assert run(["--judge", "llm", "--prompt", str(template),
+                    *_llm_argv(server, path, tmp_path / "o")]) == 1
+        assert server.requests == []
+    assert (f"--prompt {template}: prompt_template has an unknown placeholder {{{{answer}}}}"
+            in capsys.readouterr().err)
+
+
+def test_cli_official_verdicts_are_judged_again_and_compared(tmp_path, capsys):
+    lines = [{"question": "Who signed?", "answer": "Jane Smith", "evidence": "",
+              "type": "text-only", "sys_ans": "Jane Smith", "file": "3", "eval": "1"},
+             {"question": "Who signed?", "answer": "Jane Smith", "evidence": "",
+              "type": "text-only", "sys_ans": "Bob", "file": "3", "eval": "Correctness: 1"}]
+    path = write_lines(tmp_path / "gpt-4o_eval_output.jsonl", [json.dumps(x) for x in lines])
+    out = tmp_path / "o"
+    assert run(["--eval-output", str(path), "--convention", "docbench", "-o", str(out)]) == 0
+    agreement = pd.read_csv(out / "agreement.csv")
+    assert agreement[["system", "compared", "agreement", "judge_0_human_1"]].values.tolist() == [
+        ["gpt-4o", 2, 0.5, 1]]
+    assert "judge vs docbench: gpt-4o: agreement 0.500" in capsys.readouterr().out
+
+
+def test_cli_demo_prints_three_decimals(tmp_path, capsys):
+    assert run(["--demo", "-o", str(tmp_path / "o")]) == 0
+    table = capsys.readouterr().out.split("judge vs human")[0]
+    numbers = [w for w in table.replace("[", " ").replace("]", " ").replace(",", " ").split()
+               if "." in w]
+    assert numbers and all(len(w.split(".")[1]) == 3 for w in numbers), numbers
+
+
+def test_report_md_escapes_what_the_records_say(tmp_path):
+    rows = [record(doc_id=1, domain="<img src=x onerror=alert(1)>", system="a|b",
+                   reference="Yes", answer="Yes", question="Is it?")]
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(r) for r in rows])
+    assert run(["--records", str(path), "--by", "domain", "-o", str(tmp_path / "o")]) == 0
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "<img" not in report and "&lt;img src=x onerror=alert(1)&gt;" in report
+    assert "| a\\|b |" in report
+
+
+def test_cli_official_verdicts_re_aggregated_as_published(tmp_path, capsys):
+    from confcal.qa.docqa import load_docbench_verdicts
+
+    replies = ["1", "0", "The answer is correct.", "Correctness: 1 ...", "1 or 0"]
+    kinds = ["text-only", "una", "una", "meta-data", "Multimodal-t"]
+    lines = [{"question": "Q?", "answer": "42", "evidence": "", "type": kind,
+              "sys_ans": "42", "file": file, "eval": reply}
+             for reply, kind, file in zip(replies, kinds, ["3", "3", "50", "50", "200"],
+                                          strict=True)]
+    path = write_lines(tmp_path / "gpt-4o_eval_output.jsonl", [json.dumps(x) for x in lines])
+    out = tmp_path / "o"
+    assert run(["--eval-output", str(path), "--judge", "official", "--convention", "docbench",
+                "-o", str(out)]) == 0
+    expected = accuracy_table(load_docbench_verdicts(path), "docbench", convention="docbench")
+    accuracy = pd.read_csv(out / "accuracy.csv")
+    pd.testing.assert_frame_equal(accuracy, expected, check_dtype=False)
+    # overall: a "1" in replies 1, 4, 5 -> 3/5; by type, unanswerable holds 2, 3 and the
+    # "Multimodal-t" line 5 (not a notebook spelling): "0" in 2 and 5 -> 1 - 2/3
+    assert accuracy.loc[0, ["n", "correct"]].tolist() == [5, 3]
+    una = accuracy[(accuracy["by"] == "qtype") & (accuracy["group"] == "unanswerable")]
+    assert una[["n", "correct"]].values.tolist() == [[3, 1]]
+    assert not (out / "agreement.csv").exists()  # nothing to compare the verdicts with
+    verdicts = pd.read_csv(out / "verdicts.csv", dtype={"verdict_reply": str})
+    assert verdicts["verdict_reply"].tolist() == replies
+    assert set(verdicts["verdict_convention"]) == {"docbench"}

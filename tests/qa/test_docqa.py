@@ -1,7 +1,8 @@
-"""confcal.qa.docqa and the ``confcal qa`` command: every test bullet of issue 6.
+"""confcal.qa.docqa: the rule judge, verdicts, tables, records and the sample (issue 6).
 
-The model judge is tested against a real chat-completions server on 127.0.0.1
-(tests/_chat_server.py); nothing else touches the network.
+The model judge (against a real chat-completions server on 127.0.0.1) is tested in
+test_model_judge.py, the loaders' DocBench layouts in test_loader.py and the official
+DocBench reading and aggregation in test_docbench_convention.py.
 """
 
 from __future__ import annotations
@@ -17,15 +18,12 @@ import pandas as pd
 import pytest
 
 import confcal
-from _chat_server import ChatServer, Reply
-from _docqa_records import docbench, llm_records, qa, record, write_lines
+from _docqa_records import docbench, qa, record, write_lines
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
-from confcal.extras.models import ChatCompletionsClient
 from confcal.qa.docqa import (
     DOMAINS,
     QTYPES,
     RULES,
-    LLMJudge,
     RuleJudge,
     Verdict,
     accuracy_table,
@@ -36,7 +34,6 @@ from confcal.qa.docqa import (
     load_docbench,
     load_records,
     load_sample,
-    parse_judge_reply,
     wilson_interval,
 )
 
@@ -275,33 +272,6 @@ def test_verdict_is_frozen_and_validated():
     assert [Verdict(s, r).status for s, r in ((1, "a"), (0, "a"), (None, "a"),
                                                (None, "unparseable"))] == [
         "correct", "wrong", "undecided", "unparseable"]
-
-
-# ----------------------------------------------------------------- judge-reply parsing
-@pytest.mark.parametrize("reply, parsed", [
-    ("1", 1),
-    ("0", 0),
-    ("Correctness: 1", 1),
-    (" 1\n", 1),
-    ("The answer is correct", None),
-    ("", None),
-    ("1 or 0", None),
-    # more of the same rule: the digit alone, after the form's label at most
-    ("- Correctness: 0", 0),
-    ("correctness:1", 1),
-    ("1.", None),
-    ("**1**", None),
-    ("10", None),
-    ("Correctness: 1\nThe answer matches.", None),
-    (None, None),
-])
-def test_judge_replies_are_parsed_strictly(reply, parsed):
-    assert parse_judge_reply(reply) == parsed
-
-
-def test_a_reply_that_is_not_text_is_an_error():
-    with pytest.raises(ValidationError, match="text must be a string or None; found int"):
-        parse_judge_reply(1)  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------- agreement and kappa
@@ -682,67 +652,6 @@ def test_judge_records_passes_qtype_and_evidence():
 
     judge_records([record(evidence="E", qtype="meta-data"), record(evidence=None)], Spy())
     assert seen == [("meta-data", "E"), ("text-only", None)]
-
-
-# --------------------------------------------------------- the model judge over HTTP
-def test_llm_judge_against_a_real_chat_completions_server(local_http):
-    waits = []
-    script = [Reply("1"), Reply("0"), Reply("The answer is correct"),  # malformed
-              Reply(status=500), Reply("Correctness: 1")]  # a 500, then success
-    with ChatServer(script) as server:
-        client = ChatCompletionsClient(server.url, "judge-model", api_key_env="CONFCAL_TEST_KEY",
-                            sleep=waits.append)
-        judged = judge_records(llm_records(), LLMJudge(client))
-    assert judged["verdict_status"].tolist() == ["correct", "wrong", "unparseable", "correct",
-                                                 "wrong"]
-    assert judged["verdict_rule"].tolist() == ["llm", "llm", "unparseable", "llm",
-                                               "empty-answer"]
-    assert judged.loc[2, "verdict_reason"] == "reply: 'The answer is correct'"
-    # four answers asked, one of them twice (the 500); the empty answer never asked
-    assert len(server.requests) == 5 and waits == [1.0]
-    assert server.requests[0]["headers"]["Authorization"] == "Bearer sk-local-test"
-    first = server.user_messages()[0]
-    for part in ("Question: How many cores?", "User answer: 240 cores",
-                 "Reference answer: 240", "Reference text: 240 soil cores were collected.",
-                 "Yes/no questions", "Short answers", "Long or abstractive answers"):
-        assert part in first
-    assert "Reference text: (none)" in server.user_messages()[1]
-    # the unparseable reply is neither right nor wrong
-    table = accuracy_table(judged, "verdict", by=())
-    assert table[["n", "correct", "wrong", "undecided", "unparseable", "judged"]
-                 ].values.tolist() == [[5, 2, 2, 0, 1, 4]]
-    assert table.loc[0, "accuracy"] == 0.5
-
-
-@pytest.mark.parametrize("reply", [Reply(body=b"not json at all"), Reply(null_content=True)])
-def test_a_response_without_reply_text_is_unparseable(local_http, reply):
-    with ChatServer([reply]) as server:
-        client = ChatCompletionsClient(server.url, "m", api_key_env=None, sleep=lambda s: None)
-        v = LLMJudge(client).judge("Q?", "A", "R")
-    assert (v.score, v.status) == (None, "unparseable")
-    assert v.reason.startswith("no reply: ")
-
-
-def test_transport_failures_raise_with_the_record_named(local_http):
-    with ChatServer([Reply(status=401)]) as server:
-        client = ChatCompletionsClient(server.url, "m", api_key_env="CONFCAL_TEST_KEY")
-        with pytest.raises(confcal.ConfcalError, match="HTTP 401") as info:
-            judge_records(llm_records()[:1], LLMJudge(client))
-    if hasattr(info.value, "__notes__"):
-        assert info.value.__notes__ == ["while judging record 0 (doc_id 'a')"]
-
-
-def test_llm_judge_prompt_fills_placeholders_once():
-    class Echo:
-        def complete(self, messages):
-            return "1"
-
-    judge = LLMJudge(Echo(), prompt_template="Q={question} A={answer} R={reference} "
-                                             "E={evidence} {other}")
-    assert judge.prompt("q", "{reference}", "r", evidence="e") == (
-        "Q=q A={reference} R=r E=e {other}")
-    with pytest.raises(ValidationError, match="client must have a complete"):
-        LLMJudge(object())  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------- the sample

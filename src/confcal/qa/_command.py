@@ -2,28 +2,40 @@
 
 ::
 
-    confcal qa --records R.jsonl [--judge rule|llm] [--by domain,qtype] -o DIR
+    confcal qa --records R.jsonl [--judge rule|llm|cascade] [--by domain,qtype] -o DIR
     confcal qa --docbench DATA --system NAME [...] -o DIR
+    confcal qa --eval-output FILE|DIR [...] -o DIR
     confcal qa --demo [-o DIR]
 
-``--judge llm`` also needs ``--base-url URL --model NAME`` (an OpenAI-compatible endpoint;
-the key is read from the environment variable ``--api-key-env``, default
-``OPENAI_API_KEY``).
+``--judge llm`` (every answer to the model judge) and ``--judge cascade`` (the rule judge,
+then the model judge for what it leaves undecided) also need ``--base-url URL --model
+NAME`` (an OpenAI-compatible endpoint; the key is read from the environment variable
+``--api-key-env``, default ``OPENAI_API_KEY``). ``--cache-dir DIR`` keeps every reply, so
+a run that failed or stopped midway is resumed by running it again. ``--prompt FILE`` is a
+judge prompt template (the DocBench paper's ``{{question}}``/``{{sys_ans}}``/``{{ref_ans}}``/
+``{{ref_text}}`` or confcal's placeholders); ``--convention docbench`` reads replies and
+aggregates as the official DocBench evaluation does. ``--eval-output`` reads the official
+verdicts: judged again and compared with them, or with ``--judge official`` re-aggregated.
 
 Writes to DIR: ``verdicts.csv`` (every record with its verdict, rule and reason),
-``accuracy.csv`` (accuracy with Wilson intervals, overall and per breakdown, undecided and
-unparseable counted apart), ``agreement.csv`` (judge vs human verdicts, when the records
-have them), ``calibration.csv`` and ``reliability.csv`` (when they carry confidences) and
-``report.md`` with all of it. Files are written only once everything is computed.
+``accuracy.csv`` (accuracy with Wilson intervals, overall and per breakdown, undecided,
+unparseable and failed counted apart), ``agreement.csv`` (judge vs human verdicts, or vs
+the official verdicts of ``--eval-output``), ``decided.csv`` (with ``--judge cascade``:
+who decided what), ``calibration.csv`` and ``reliability.csv`` (when the records carry
+confidences) and ``report.md`` with all of it. Files are written only once everything is
+computed.
 
-Exit codes: 0 success, 1 a data error (the message names the file, line and rule), 2 a
-usage error. :func:`add_qa_parser` and :func:`run_qa` are what ``confcal.cli`` wires in.
+Exit codes: 0 success, 1 a data error (the message names the file, line and rule) or some
+answers whose model call failed (the outputs are written, the failures counted; run again
+with the same ``--cache-dir`` to ask only those), 2 a usage error, 130 interrupted.
+:func:`add_qa_parser` and :func:`run_qa` are what ``confcal.cli`` wires in.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import traceback
 import warnings
@@ -60,6 +72,18 @@ def _budgets(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(
             f"must be comma-separated numbers in (0, 1] such as 0.1,0.3; found {text!r}"
         ) from None
+
+
+def _at_least(minimum: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}; found {text!r}")
+        return value
+    return parse
 
 
 def _positive(kind: type) -> Any:
@@ -107,14 +131,25 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
     source.add_argument("--docbench", type=Path, metavar="DIR",
                         help="DocBench's data folder (one folder per document); needs "
                              "--system")
+    source.add_argument("--eval-output", type=Path, metavar="FILE|DIR",
+                        help="the official DocBench evaluation's <system>_eval_output.jsonl "
+                             "(or a folder of them): judged again, and compared with the "
+                             "official verdicts")
     source.add_argument("--demo", action="store_true",
                         help="the bundled synthetic sample (offline with the rule judge)")
     qa.add_argument("--system", metavar="NAME",
                     help="with --docbench: read NAME's answers from <n>/NAME_results.jsonl "
                          "or .txt")
-    qa.add_argument("--judge", choices=("rule", "llm"), default="rule",
-                    help="rule: deterministic rules, no model (default); llm: DocBench's "
-                         "three-rule prompt sent to --model at --base-url")
+    qa.add_argument("--judge", choices=("rule", "llm", "cascade", "official"), default="rule",
+                    help="rule: deterministic rules, no model (default); llm: the judge "
+                         "prompt sent to --model at --base-url; cascade: the rule judge, "
+                         "then the model judge for the answers it leaves undecided; "
+                         "official: with --eval-output, the official verdicts themselves "
+                         "(re-aggregated, nothing judged)")
+    qa.add_argument("--convention", choices=("strict", "docbench"), default="strict",
+                    help="strict: a reply must be the digit, and what is not decided is "
+                         "counted apart (default); docbench: replies read and accuracy "
+                         "aggregated as the official DocBench evaluation does")
     qa.add_argument("--by", type=_columns, default=("domain", "qtype"), metavar="COL,...",
                     help="breakdowns of the accuracy table (default domain,qtype)")
     qa.add_argument("--human", metavar="COL", default=None,
@@ -129,33 +164,60 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
                          "(default OPENAI_API_KEY; '' for an endpoint without a key)")
     qa.add_argument("--timeout", type=_positive(float), default=60.0, metavar="S",
                     help="--judge llm: seconds per request (default 60)")
+    qa.add_argument("--max-retries", type=_at_least(0), default=4, metavar="N",
+                    help="--judge llm: retries of a failed request (429, 5xx, timeouts; "
+                         "default 4)")
+    qa.add_argument("--cache-dir", type=Path, metavar="DIR",
+                    help="--judge llm: keep every reply in DIR and read it from there "
+                         "next time (resume after a failure or an interruption)")
+    qa.add_argument("--prompt", type=Path, metavar="FILE",
+                    help="--judge llm: a judge prompt template (UTF-8), filled verbatim: "
+                         "{{question}}, {{sys_ans}}, {{ref_ans}}, {{ref_text}} (the DocBench "
+                         "paper's) or {question}, {answer}, {reference}, {evidence}")
+    qa.add_argument("--system-prompt", metavar="TEXT",
+                    help="--judge llm: the system message (default confcal's)")
     qa.add_argument("--budgets", type=_budgets, default=None, metavar="B,...",
                     help="ECARB review budgets of the calibration section (default 0.1,0.3, "
                          "the library's DEFAULT_BUDGETS)")
     qa.add_argument("--bins", type=_positive(int), default=5, metavar="M",
                     help="equal-mass ECE bins (default 5)")
-    qa.add_argument("-o", "--out", type=Path, metavar="DIR",
+    qa.add_argument("-o", "--output", "--out", dest="out", type=Path, metavar="DIR",
                     help=f"output folder (required, except with --demo: ./{DEMO_OUT})")
     return qa
 
 
 # ---------------------------------------------------------------------------- tables
 def _cell(value: Any, digits: int) -> str:
+    """A value as report text: n/a for missing, floats to ``digits`` decimals."""
     from .._validation import is_missing  # numpy: not at import time of the command line
 
     if is_missing(value, blank=False):
         return "n/a"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return str(value)
 
 
 def _markdown(frame: Any, digits: int = 3) -> str:
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    rows = ["| " + " | ".join(_cell(v, digits) for v in row) + " |"
-            for row in frame.itertuples(index=False)]
-    return "\n".join([header, rule, *rows])
+    # every header and cell escaped: answers, labels and system names are untrusted text
+    from .._markdown import markdown_table
+
+    return markdown_table([str(c) for c in frame.columns],
+                          [[_cell(v, digits) for v in row]
+                           for row in frame.itertuples(index=False)])
+
+
+def _text(value: Any) -> str:
+    from .._markdown import escape_text
+
+    return escape_text(value)
+
+
+def _code(value: Any) -> str:
+    """A column name shown as code in the report: escaped text, never a code span."""
+    from .._markdown import escape_cell
+
+    return f"'{escape_cell(value)}'"
 
 
 def _interval(low: float, high: float) -> str:
@@ -215,8 +277,8 @@ def _calibration(judged: Any, budgets: tuple[float, ...] | None, n_bins: int
     return table, (pd.concat(bins, ignore_index=True) if bins else None)
 
 
-QA_FILES = ("verdicts.csv", "accuracy.csv", "agreement.csv", "calibration.csv",
-            "reliability.csv", "report.md")
+QA_FILES = ("verdicts.csv", "accuracy.csv", "agreement.csv", "decided.csv",
+            "calibration.csv", "reliability.csv", "report.md")
 
 
 def _write_all(out: Path, files: dict[str, str]) -> None:
@@ -241,31 +303,84 @@ def _usage(message: str) -> int:
     return 2
 
 
-def _judge(args: argparse.Namespace) -> tuple[Any, str]:
-    from .docqa import LLMJudge, RuleJudge
+def _template(path: Path) -> str:
+    """A prompt template file's text as written (a UTF-8 byte order mark is not text)."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"--prompt {path}: must be UTF-8 text; found an undecodable "
+                              f"byte at position {exc.start}", source=path) from None
 
+
+def _judge(args: argparse.Namespace) -> tuple[Any, str]:
+    from .docqa import JUDGE_PROMPT, CascadeJudge, LLMJudge, RuleJudge
+    from .docqa import check_template as check
+
+    if args.judge == "official":
+        return None, "official DocBench verdicts (read from the eval field, nothing judged)"
     if args.judge == "rule":
         return RuleJudge(), "rule judge (confcal.qa.docqa.RuleJudge, no model)"
-    from ..extras.models import ChatCompletionsClient
+    template = JUDGE_PROMPT if args.prompt is None else _template(args.prompt)
+    try:
+        check(template)
+    except ValidationError as exc:
+        where = "" if args.prompt is None else f"--prompt {args.prompt}: "
+        raise ValidationError(f"{where}{exc}", source=args.prompt) from None
+    key_env = args.api_key_env or None
+    if key_env is not None and not os.environ.get(key_env, "").strip():
+        # one clear error now, rather than the same failure recorded for every answer
+        raise ValidationError(
+            f"--api-key-env {key_env}: the environment variable {key_env} must hold the API "
+            f"key; found it unset or empty (pass --api-key-env '' for an endpoint without "
+            f"a key)")
+    from ..extras.clients import OpenAICompatibleClient
 
-    client = ChatCompletionsClient(args.base_url, args.model, api_key_env=args.api_key_env or None,
-                        timeout=args.timeout)
-    return LLMJudge(client), f"model judge {args.model} at {args.base_url}"
+    client = OpenAICompatibleClient(args.base_url, args.model, api_key_env=key_env,
+                                    timeout=args.timeout, max_retries=args.max_retries)
+    options: dict[str, Any] = {"prompt_template": template, "convention": args.convention,
+                               "cache_dir": args.cache_dir}
+    if args.system_prompt is not None:
+        options["system_prompt"] = args.system_prompt
+    model = LLMJudge(client, **options)
+    # repr(client) shows the API root without credentials (the client refuses them anyway)
+    name = f"model judge {args.model} ({client!r})"
+    if args.judge == "llm":
+        return model, name
+    return (CascadeJudge(RuleJudge(), model),
+            f"cascade: the rule judge, then the {name} for the answers it leaves undecided")
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, str]:
-    from .docqa import load_docbench, load_records, load_sample
+    from .docqa import load_docbench, load_docbench_verdicts, load_records, load_sample
 
     if args.demo:
         return load_sample(), "the bundled synthetic sample"
     if args.docbench is not None:
-        return (load_docbench(args.docbench, system=args.system),
-                f"DocBench folder {args.docbench}, system {args.system}")
+        records = load_docbench(args.docbench, system=args.system)
+        skipped = records.attrs.get("skipped_folders", [])
+        if skipped:
+            print(f"confcal: skipped {len(skipped)} folder(s) as DocBench does: "
+                  f"{', '.join(skipped)}", file=sys.stderr)
+        return records, f"DocBench folder {args.docbench}, system {args.system}"
+    if args.eval_output is not None:
+        official = load_docbench_verdicts(args.eval_output)
+        return official, f"the official DocBench verdicts in {args.eval_output}"
     return load_records(args.records), str(args.records)
 
 
+def _model_line(judge: Any) -> str | None:
+    from .docqa import CascadeJudge, LLMJudge
+
+    model = judge.then if isinstance(judge, CascadeJudge) else judge
+    if not isinstance(model, LLMJudge):
+        return None
+    c = model.counts
+    return (f"model judge: {c['asked']:,} asked, {c['cached']:,} from the cache, "
+            f"{c['failed']:,} failed, {c['not_asked']:,} empty answers not asked")
+
+
 def _qa(args: argparse.Namespace) -> int:
-    from .docqa import accuracy_table, judge_records
+    from .docqa import accuracy_table, cascade_table, judge_records
 
     records, source = _load(args)
     judge, judge_name = _judge(args)
@@ -274,15 +389,22 @@ def _qa(args: argparse.Namespace) -> int:
     notes: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
-        judged = judge_records(records, judge)
-        accuracy = accuracy_table(judged, "verdict", by=args.by)
-        human = args.human if args.human is not None else (
-            "human" if "human" in judged.columns else None)
+        if judge is None:  # --judge official: the verdicts the source carries
+            judged = records.rename(columns=lambda c: "verdict" + c[len("docbench"):]
+                                    if c.startswith("docbench") and c != "docbench_type"
+                                    else c)
+        else:
+            judged = judge_records(records, judge)
+        accuracy = accuracy_table(judged, "verdict", by=args.by, convention=args.convention)
+        default = ("human" if "human" in judged.columns
+                   else "docbench" if "docbench" in judged.columns else None)
+        human = args.human if args.human is not None else default
         if human is not None and human not in judged.columns:
             raise ValidationError(
                 f"--human must name a column of the records; found {human!r}, not among "
                 f"{', '.join(map(str, judged.columns))}")
         agreement = _agreement(judged, human) if human is not None else None
+        decided = cascade_table(judged, "verdict") if args.judge == "cascade" else None
         has_confidence = ("confidence" in judged.columns
                           and bool(judged["confidence"].notna().any()))
         calibration, bins = (_calibration(judged, args.budgets, args.bins)
@@ -295,27 +417,42 @@ def _qa(args: argparse.Namespace) -> int:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
     counts = judged["verdict_status"].value_counts()
+    failed = int(counts.get("failed", 0))
     summary = (f"{len(judged):,} answers: {counts.get('correct', 0):,} right, "
                f"{counts.get('wrong', 0):,} wrong, {counts.get('undecided', 0):,} undecided, "
-               f"{counts.get('unparseable', 0):,} unparseable (the last two are counted "
-               f"apart, never as right or wrong)")
+               f"{counts.get('unparseable', 0):,} unparseable, {failed:,} failed (the last "
+               f"three are counted apart, never as right or wrong)")
     files = {"verdicts.csv": judged.to_csv(index=False),
              "accuracy.csv": accuracy.to_csv(index=False)}
-    md = [f"# confcal qa: {source}", "", f"Judge: {judge_name}. {summary}.", ""]
+    md = [f"# confcal qa: {_text(source)}", "", f"Judge: {_text(judge_name)}. {summary}.", ""]
     if args.demo:
         md += [_DEMO_NOTE, ""]
-    md += ["## Accuracy", "",
-           ("Accuracy = right / (right + wrong), with 95% Wilson intervals; undecided and "
-           "unparseable verdicts are left out of it and counted in their own columns."), ""]
+    if args.convention == "docbench":
+        explain = ("Accuracy as the official DocBench notebook aggregates it: every answer "
+                   "counts, read from the first 20 characters of the judge's reply (a 1 there "
+                   "is right overall and by domain; a 0 there is wrong by qtype), with 95% "
+                   "Wilson intervals. counted_differently: the answers the strict convention "
+                   "counts otherwise (left out there, or the other way).")
+    else:
+        explain = ("Accuracy = right / (right + wrong), with 95% Wilson intervals; undecided, "
+                   "unparseable and failed verdicts are left out of it and counted in their "
+                   "own columns.")
+    md += ["## Accuracy", "", explain, ""]
     view = _accuracy_view(accuracy)
     for by in dict.fromkeys(view["by"]):
-        md += [f"### {'Overall' if by == 'overall' else 'By ' + by}", "",
+        md += [f"### {'Overall' if by == 'overall' else 'By ' + _text(by)}", "",
                _markdown(view[view["by"] == by].drop(columns=["by"])), ""]
+    if decided is not None:
+        files["decided.csv"] = decided.to_csv(index=False)
+        md += ["## Who decided", "",
+               ("The cascade: the rule judge's verdicts, and the model judge's on the answers "
+                "the rule judge left undecided."), "", _markdown(decided), ""]
     if agreement is not None:
         files["agreement.csv"] = agreement.to_csv(index=False)
-        md += ["## Judge vs human", "",
-               (f"Verdicts of the judge against the `{human}` column, on the answers both "
-               "decided (Cohen's kappa corrects the agreement for chance)."), "",
+        official = args.eval_output is not None and human == "docbench"
+        md += ["## Judge vs the official verdicts" if official else "## Judge vs human", "",
+               (f"Verdicts of the judge against the {_code(human)} column, on the answers "
+                "both decided (Cohen's kappa corrects the agreement for chance)."), "",
                _markdown(agreement), ""]
     if calibration is not None:
         files["calibration.csv"] = calibration.to_csv(index=False)
@@ -327,12 +464,21 @@ def _qa(args: argparse.Namespace) -> int:
             files["reliability.csv"] = bins.to_csv(index=False)
             md += ["### Reliability bins (equal-mass)", "", _markdown(bins), ""]
     if notes:
-        md += ["## Notes", "", *[f"- {n}" for n in notes], ""]
+        md += ["## Notes", "", *[f"- {_text(n)}" for n in notes], ""]
     files["report.md"] = "\n".join(md)
     _write_all(args.out, files)
 
     overall = view[view["by"] == "overall"].drop(columns=["by", "group"])
-    print(overall.to_string(index=False))
+    print(overall.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    line = _model_line(judge)
+    if line is not None:
+        print(line)
+    if decided is not None:
+        for row in decided.to_dict(orient="records"):
+            who = f"{row['system']}: " if "system" in row else ""
+            print(f"decided by the {row['judge']} judge: {who}{row['n']:,} ({row['correct']:,} "
+                  f"right, {row['wrong']:,} wrong, {row['undecided']:,} undecided, "
+                  f"{row['unparseable']:,} unparseable, {row['failed']:,} failed)")
     if agreement is not None:
         for row in agreement.itertuples(index=False):
             who = f"{row.system}: " if "system" in agreement.columns else ""
@@ -346,11 +492,18 @@ def _qa(args: argparse.Namespace) -> int:
                   f"{_cell(row['ece'], 3)}, Brier {_cell(row['brier'], 3)} on {row['n']} "
                   f"answers")
     print(f"wrote {', '.join(files)} to {args.out}")
+    if failed:
+        again = (f"run the same command again (with --cache-dir {args.cache_dir}) to ask only "
+                 f"those" if args.cache_dir is not None else
+                 "run again with --cache-dir DIR to keep the replies that arrived")
+        print(f"confcal: error: {failed:,} answers could not be judged (the model call "
+              f"failed; the reasons are in verdicts.csv); {again}", file=sys.stderr)
+        return 1
     return 0
 
 
 def run_qa(args: argparse.Namespace) -> int:
-    """Run ``confcal qa`` on parsed arguments; return the exit code (0, 1 or 2).
+    """Run ``confcal qa`` on parsed arguments; return the exit code (0, 1, 2 or 130).
 
     Examples
     --------
@@ -363,19 +516,29 @@ def run_qa(args: argparse.Namespace) -> int:
         if not args.demo:
             return _usage("-o/--out DIR is required (except with --demo)")
         args.out = DEMO_OUT
-    if args.judge == "llm" and not (args.base_url and args.model):
-        return _usage("--judge llm needs --base-url URL and --model NAME")
-    if args.judge == "rule" and (args.base_url or args.model):
-        return _usage("--base-url and --model are for --judge llm")
+    model = args.judge in ("llm", "cascade")
+    if model and not (args.base_url and args.model):
+        return _usage(f"--judge {args.judge} needs --base-url URL and --model NAME")
+    given = [flag for flag, value in (
+        ("--base-url", args.base_url), ("--model", args.model), ("--cache-dir", args.cache_dir),
+        ("--prompt", args.prompt), ("--system-prompt", args.system_prompt)) if value is not None]
+    if not model and given:
+        return _usage(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --judge "
+                      f"llm or cascade")
     if (args.docbench is None) != (args.system is None):
         return _usage("--docbench DIR and --system NAME go together")
+    if args.judge == "official" and args.eval_output is None:
+        return _usage("--judge official needs --eval-output FILE|DIR (the official verdicts)")
     try:
         from .._files import check_destination
 
         check_destination(Path(args.out), QA_FILES, "qa output")  # before any judging
         return _qa(args)
     except KeyboardInterrupt:
-        print("confcal: interrupted; nothing was written", file=sys.stderr)
+        kept = ("" if getattr(args, "cache_dir", None) is None
+                else f" (the replies that arrived are kept in {args.cache_dir}; run again to "
+                     f"resume)")
+        print(f"confcal: interrupted; nothing was written{kept}", file=sys.stderr)
         return 130
     except (ConfcalError, ValueError, OSError) as exc:
         if getattr(args, "debug", False):

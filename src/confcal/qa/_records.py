@@ -6,7 +6,8 @@ record columns and DocBench's labels (:data:`DOMAINS`, :data:`QTYPES`,
 (:func:`validate_records`, behind the public :func:`check_records`, and its error builder
 :func:`bad_values`), and the readers: JSONL records (:func:`load_records`), DocBench's
 folder layout (:func:`load_docbench`) and the bundled sample (:func:`load_sample`).
-Shared with the other ``qa`` modules: ``is_text``, ``bad_values``, ``validate_records``.
+Shared with the other ``qa`` modules: ``is_text``, ``bad_values``, ``validate_records``,
+``text_lines``, ``docbench_domain``, ``docbench_qtype`` and ``NOTEBOOK_TYPES``.
 """
 
 from __future__ import annotations
@@ -47,13 +48,22 @@ DOCBENCH_DOMAINS: tuple[tuple[str, int, int], ...] = (
 """Domain of each DocBench document folder number (inclusive ranges, from the DocBench
 release's evaluation notebook)."""
 
-# DocBench's own ``type`` labels; the split multimodal labels say whether the evidence is a
-# figure or a table, which the paper reports together.
+# DocBench's own ``type`` labels, read case-insensitively (the release writes some as
+# "Multimodal-t"); the split multimodal labels say whether the evidence is a figure or a
+# table, which the paper reports together.
 _DOCBENCH_TYPES = {
     "text-only": "text-only", "multimodal": "multimodal", "multimodal-f": "multimodal",
     "multimodal-t": "multimodal", "meta-data": "meta-data", "una": "unanswerable",
     "unanswerable": "unanswerable",
 }
+
+NOTEBOOK_TYPES = {
+    "text-only": "text-only", "multimodal-f": "multimodal", "multimodal-t": "multimodal",
+    "multimodal": "multimodal", "meta-data": "meta-data", "una": "unanswerable",
+}
+"""How the official aggregation notebook groups DocBench's ``type`` labels: exactly these
+spellings (case matters there), and any other label -- "Multimodal-t" included -- in the
+unanswerable group."""
 
 # ---------------------------------------------------------------------------- records
 def _where(i: int, labels: Sequence[str] | None) -> str:
@@ -197,16 +207,23 @@ def check_records(records: Any, *, require_answer: bool = True) -> pd.DataFrame:
     return validate_records(records, require_answer=require_answer)
 
 
-def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of the non-blank lines of a UTF-8 file, gunzipped for .gz."""
+def text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of the non-blank lines of a UTF-8 file, gunzipped for .gz.
+
+    A UTF-8 byte order mark opening the file (what Windows editors write) is not text.
+    """
     # io's reader decodes, gunzips and names the file and line of a bad byte or gzip
-    return ((number, line) for number, line in open_text(path) if line.strip())
+    for number, line in open_text(path):
+        if number == 1 and line.startswith("\ufeff"):
+            line = line[1:]
+        if line.strip():
+            yield number, line
 
 
 def _read_jsonl(path: Path, label: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     label = str(path) if label is None else label
     rows, labels = [], []
-    for number, line in _text_lines(path):
+    for number, line in text_lines(path):
         where = f"{label}, line {number}"
         rows.append(read_json_object(line, where=f"{where}:", what="a JSON object (one record)",
                                      source=label, line=number))
@@ -251,7 +268,8 @@ def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
     return validate_records(rows, labels=labels)
 
 
-def _docbench_domain(folder: str, domains: Any) -> str:
+def docbench_domain(folder: str, domains: Any) -> str:
+    """The domain of a DocBench document folder: from its number, or from ``domains``."""
     if domains is None:
         number = int(folder) if folder.isdigit() else -1
         for domain, low, high in DOCBENCH_DOMAINS:
@@ -269,27 +287,50 @@ def _docbench_domain(folder: str, domains: Any) -> str:
     return str(given)
 
 
-_NUMBERED_RE = re.compile(r"(\d+)\.\s*(.*)", re.DOTALL)
+def docbench_qtype(label: Any, where: str) -> str:
+    """confcal's qtype of a DocBench ``type`` label (read case-insensitively)."""
+    qtype = _DOCBENCH_TYPES.get(label.lower()) if isinstance(label, str) else None
+    if qtype is None:
+        raise ValidationError(
+            f"{where}: type must be one of {', '.join(map(repr, _DOCBENCH_TYPES))} (any "
+            f"case); found {label!r}")
+    return qtype
+
+
+# "1. ...", "1) ...", "**1.** ...", "**1**. ...": the number, its mark, the rest of the line
+_NUMBERED_RE = re.compile(r"(\*\*)?(\d+)(\*\*)?([.)])(\*\*)?(.*)", re.DOTALL)
 
 
 def _numbered_answers(path: Path, expected: int) -> list[str]:
     """Answers of a DocBench ``<system>_results.txt``: "1. ...", "2. ...", one per question.
 
-    A line that does not start the next number continues the previous answer (DocBench's
-    own reading). Text before "1." is an error, not a preamble to drop.
+    Numbers are written ``1.``, ``1)``, ``**1.**`` or ``**1**.``. A line that does not start
+    the next number continues the previous answer (DocBench's own reading). Text before
+    the first answer is an error, not a preamble to drop, and so is a line that starts
+    with the next number followed at once by a digit ("2.5 million" while answer 2 is
+    due): it may be answer 2 ("5 million") or answer 1 going on, and no rule can tell.
     """
     answers: list[str] = []
-    for number, line in _text_lines(path):
+    for number, line in text_lines(path):
         text = line.strip()
         m = _NUMBERED_RE.match(text)
-        if m and int(m.group(1)) == len(answers) + 1:
-            answers.append(m.group(2).strip())
+        due = m is not None and int(m.group(2)) == len(answers) + 1
+        if due and m is not None and m.group(4) == "." and not (m.group(3) or m.group(5)) \
+                and m.group(6)[:1].isdigit():
+            previous = f"continue answer {len(answers)}" if answers else "be text before it"
+            raise ValidationError(
+                f"{path}, line {number}: {text[:60]!r} is ambiguous: it may start answer "
+                f"{len(answers) + 1} or {previous} (a decimal number); put a space after "
+                f"the number's dot ({m.group(2)}. ...) or join the line to the one before",
+                source=path, line=number)
+        if due and m is not None:
+            answers.append(m.group(6).strip())
         elif answers:
             answers[-1] = f"{answers[-1]} {text}"
         else:
             raise ValidationError(
                 f"{path}, line {number}: answers must be numbered 1., 2., ...; found text "
-                f"before answer 1 ({text[:60]!r})")
+                f"before answer 1 ({text[:60]!r})", source=path, line=number)
     if len(answers) != expected:
         raise ValidationError(
             f"{path}: must hold one numbered answer per question ({expected}); found "
@@ -346,9 +387,12 @@ def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
     DataFrame
         Records with ``doc_id`` (the folder name), ``question``, ``reference``,
         ``answer`` and ``system`` (with ``system``), ``domain``, ``qtype`` (DocBench's
-        ``una`` read as ``unanswerable``, ``multimodal-f``/``-t`` as ``multimodal``) and
-        ``evidence``, in folder order (numeric when the names are numbers), then line
-        order.
+        labels read in any case, ``una`` as ``unanswerable``, ``multimodal-f``/``-t`` as
+        ``multimodal``), ``evidence`` and ``docbench_type`` (the label as written, which
+        the DocBench aggregation groups by: :data:`NOTEBOOK_TYPES`), in folder order
+        (numeric when the names are numbers), then line order. Folders whose names start
+        with ``__`` or ``.`` (``__pycache__``) are skipped, as DocBench's own scripts skip
+        them, and listed in ``frame.attrs["skipped_folders"]``.
 
     Examples
     --------
@@ -372,7 +416,9 @@ def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
         raise ValidationError(
             f"domains must be a mapping or a function from folder name to domain; found "
             f"{type(domains).__name__}")
-    folders = sorted((p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")),
+    entries = sorted(p for p in root.iterdir() if p.is_dir())
+    skipped = [p.name for p in entries if p.name.startswith(("__", "."))]
+    folders = sorted((p for p in entries if not p.name.startswith(("__", "."))),
                      key=lambda p: (not p.name.isdigit(), int(p.name) if p.name.isdigit()
                                     else 0, p.name))
     if not folders:
@@ -383,8 +429,8 @@ def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
         qa_file = folder / f"{folder.name}_qa.jsonl"
         if not qa_file.is_file():
             raise ValidationError(f"{folder}: must hold {qa_file.name}; found no such file")
-        domain = _docbench_domain(folder.name, domains)
-        lines = [(n, line) for n, line in _text_lines(qa_file)]
+        domain = docbench_domain(folder.name, domains)
+        lines = [(n, line) for n, line in text_lines(qa_file)]
         answers: list[Any] = []
         if system is not None:
             answers, _ = _system_answers(folder, system, len(lines))
@@ -397,11 +443,7 @@ def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
                 raise ValidationError(
                     f'{where}: must have the keys "question", "answer" and "type"; found '
                     f"it without {', '.join(absent)}")
-            qtype = _DOCBENCH_TYPES.get(qa["type"]) if isinstance(qa["type"], str) else None
-            if qtype is None:
-                raise ValidationError(
-                    f"{where}: type must be one of {', '.join(map(repr, _DOCBENCH_TYPES))}; "
-                    f"found {qa['type']!r}")
+            qtype = docbench_qtype(qa["type"], where)
             row = {"doc_id": folder.name, "question": qa["question"],
                    "reference": qa["answer"]}
             if system is not None:
@@ -409,9 +451,12 @@ def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
             row.update(domain=domain, qtype=qtype, evidence=qa.get("evidence"))
             if system is not None:
                 row["system"] = system
+            row["docbench_type"] = qa["type"]
             rows.append(row)
             labels.append(where)
-    return validate_records(rows, labels=labels, require_answer=system is not None)
+    frame = validate_records(rows, labels=labels, require_answer=system is not None)
+    frame.attrs["skipped_folders"] = skipped
+    return frame
 
 
 _SAMPLE_FILE = "docqa_sample.jsonl"
@@ -420,7 +465,7 @@ _SAMPLE_FILE = "docqa_sample.jsonl"
 def load_sample() -> pd.DataFrame:
     """The bundled synthetic DocBench-style sample: 40 questions, 3 systems, 120 records.
 
-    Eight invented documents (two per domain, none real) and ten questions per domain
+    Ten invented documents (two per domain, none real) and eight questions per domain
     spread over the four question types, each answered by three simulated systems:
     ``sim-careful`` (with a confidence per answer, and a human verdict per answer in the
     ``human`` column), ``sim-terse`` and ``sim-verbose``. Made by the seeded script

@@ -6,7 +6,8 @@ text through :mod:`confcal.qa._text` and gives :class:`confcal.qa._verdicts.Verd
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,58 @@ from . import _text as qt
 from ._verdicts import EMPTY_VERDICT, Verdict, answer_arg, qtype_arg, text_arg
 
 # -------------------------------------------------------------------------- rule judge
+_ACRONYM_SKIP = frozenset({"of", "and", "for", "the", "on", "in", "to", "de", "a", "an", "&"})
+_CAPS_RE = re.compile(r"\b[A-Z]{2,8}\b")
+_NAME_RE = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+def _acronym(reference: str, answer: str) -> bool:
+    """Does the answer give the reference's acronym, or spell out the reference acronym?
+
+    "EPA" for "Environmental Protection Agency" (initials of every word but "of", "and",
+    "for", "the", ...), "BERT" for "... Transformers (BERT)", and "Environmental Protection
+    Agency" (capitalised words) for "EPA". The acronym must be written in capitals.
+    """
+    reference, answer = qt.prepare(reference), qt.prepare(answer)
+    # An answer in capitals throughout ("THE FTC") says nothing by its capitals.
+    shouting = len(answer.split()) > 1 and not re.search(r"[a-z]", answer)
+    answer_caps = set() if shouting else set(_CAPS_RE.findall(answer))
+    given = set(re.findall(r"\(([A-Z]{2,8})\)", reference))  # "... (BERT)"
+    if given & answer_caps:
+        return True
+    bare = re.sub(r"\([^)]*\)", " ", reference)
+    names = [w for w in _NAME_RE.findall(bare) if w.casefold() not in _ACRONYM_SKIP]
+    if len(names) >= 2 and all(w[0].isupper() for w in names):
+        if "".join(w[0] for w in names).upper() in answer_caps:
+            return True
+    if len(names) == 1 and _CAPS_RE.fullmatch(names[0]):  # the reference is the acronym
+        acronym = names[0]
+        spelled = [w for w in _NAME_RE.findall(answer) if w.casefold() not in _ACRONYM_SKIP]
+        k = len(acronym)
+        return any(all(w[0].isupper() for w in spelled[i:i + k])
+                   and "".join(w[0] for w in spelled[i:i + k]).upper() == acronym
+                   for i in range(len(spelled) - k + 1))
+    return False
+
+
+def _negation(question_words: frozenset[str], answer: str, reference: str) -> Verdict | None:
+    """0 for the reference negated ("was not rejected" for "was rejected") or un-negated
+    ("has been extended" for "has not been extended"); None otherwise."""
+    def plain(words: Sequence[str]) -> list[str]:
+        return [w for w in words if w not in qt.NEGATIONS]
+    ref_negated, answer_negated = qt.negated(reference), qt.negated(answer)
+    if ref_negated == answer_negated:
+        return None
+    if plain(qt.words(answer)) == plain(qt.words(reference)):
+        return Verdict(0, "negation", "the answer is the reference with its sense reversed "
+                                      "by a negation")
+    core = plain(qt.content_words(reference, question_words))
+    if ref_negated and core and set(core) <= set(qt.words(answer)):
+        return Verdict(0, "negation", f"the reference says {' '.join(core)!r} did not hold; "
+                                      "the answer says it did")
+    return None
+
+
 _UNIT_WORDS = frozenset({
     # currencies, percent and scale words, hedges: words a number carries, not content
     "dollar", "dollars", "usd", "us", "eur", "euro", "euros", "pound", "pounds", "gbp",
@@ -24,11 +77,29 @@ _UNIT_WORDS = frozenset({
     "bn", "mln", "bln", "tn", "about", "around", "approximately", "approx", "roughly",
     "nearly", "almost", "over", "under", "more", "less", "than", "total", "some", "just",
     "exactly", "only",
+    # durations (compared as quantities) and the words of a range (checked as one)
+    "year", "years", "month", "months", "week", "weeks", "day", "days", "quarter",
+    "quarters", "hour", "hours", "minute", "minutes", "between", "from", "through",
+    "range", "ranging",
 })
 
 
 def _fmt_quantities(quantities: Sequence[qt.Quantity]) -> str:
     return ", ".join(q.text for q in quantities) or "none"
+
+
+_SIGN_NAMES = {-1: "negative", 0: "no sign", 1: "positive"}
+
+
+def _years(years: Iterable[int]) -> str:
+    return " and ".join(str(y) for y in sorted(years)) or "no year"
+
+
+def _labels(bound: qt.Bound | None) -> frozenset[str]:
+    """A number's words and years, as one set of labels."""
+    if bound is None:
+        return frozenset()
+    return bound.labels | frozenset(f"y{y}" for y in bound.years)
 
 
 @dataclass(frozen=True)
@@ -38,11 +109,16 @@ class _Facts:
     dates: qt.Dates
     plain_numbers: list[qt.Quantity]  # numbers outside the dates
     residue: str  # the text without its dates and numbers
+    bound: list[qt.Bound]  # every number (dates' years too) with the words next to it
+    text: str
 
     @classmethod
     def read(cls, text: str, dayfirst: bool) -> _Facts:
+        text = qt.prepare(text)
         dates = qt.dates_in(text, dayfirst=dayfirst)
-        return cls(dates, qt.quantities_in(dates.rest), qt.strip_quantities(dates.rest))
+        with_years = qt.dates_in(text, dayfirst=dayfirst, keep_years=True).rest
+        return cls(dates, qt.quantities_in(dates.rest), qt.strip_quantities(dates.rest),
+                   qt.bind(with_years), text)
 
     @property
     def numbers(self) -> list[qt.Quantity]:
@@ -50,6 +126,55 @@ class _Facts:
         years = [qt.Quantity(float(d.year), False, d.isoformat()) for d in self.dates.full]
         years += [qt.Quantity(float(y), False, f"{y}-{m:02d}") for y, m in self.dates.months]
         return self.plain_numbers + years
+
+    def bound_of(self, numbers: Sequence[qt.Quantity]) -> list[qt.Bound | None]:
+        """The context of each of ``numbers`` (plain numbers of this text, in order)."""
+        found: list[qt.Bound | None] = []
+        j = 0
+        for x in numbers:
+            k = next((i for i in range(j, len(self.bound))
+                      if self.bound[i].quantity == x), None)
+            found.append(None if k is None else self.bound[k])
+            j = j if k is None else k + 1
+        return found
+
+
+# Question words that name no entity: which number answers "What was the total revenue in
+# fiscal 2023?" is told by "revenue", not by "total" or "fiscal".
+_GENERIC = frozenset(qt.stem(w) for w in (
+    "what", "which", "how", "many", "much", "number", "total", "amount", "value", "year",
+    "fiscal", "fy", "quarter", "reported", "report", "document", "paper", "according",
+    "table", "figure", "chart", "did", "does", "do", "was", "were", "is", "are", "the",
+    "of", "in", "for", "and", "to", "on", "at", "by", "with", "give", "state", "stated",
+))
+
+
+def _sign_of(q: qt.Quantity, bound: qt.Bound | None, question_direction: int) -> tuple[int, str]:
+    """The sign a text gives a number: written, worded around it, or the question's."""
+    if q.sign:
+        return q.sign, "written"
+    if bound is not None and bound.direction:
+        return bound.direction, "worded"
+    if question_direction:
+        return question_direction, "question"
+    return 0, "none"
+
+
+def _signs_agree(ref: tuple[int, str], ans: tuple[int, str], ref_text: str,
+                 answer_text: str) -> bool | None:
+    """True, False (opposite signs) or None (cannot tell)."""
+    (sr, kr), (sa, ka) = ref, ans
+    if sr == sa or (sr >= 0 and sa >= 0):
+        return True
+    if sr and sa:
+        return False
+    # One side negative, the other unsigned: a written minus against a text with no word
+    # of direction at all is a dropped sign ("-3.5%" answered "3.5%"); against a text with
+    # such words ("changed", "moved") it may be phrased some other way.
+    kind, plain_text = (kr, answer_text) if sr else (ka, ref_text)
+    if kind == "written" and not any(qt.is_direction_word(w) for w in qt.words(plain_text)):
+        return False
+    return None
 
 
 @dataclass(frozen=True)
@@ -62,7 +187,8 @@ class RuleJudge:
     1. ``exact-match``: the answer equals the reference up to case, punctuation and
        articles: 1. ``empty-answer``: no answer: 0.
     2. ``unanswerable``: when ``qtype`` is ``"unanswerable"`` or the reference itself
-       declines ("The document does not mention...", "Not stated"), a declining answer is
+       declines ("The document does not mention...", "Not stated"), a declining answer
+       ("There is no email address in the paper", the forms are listed in docs/docqa.md) is
        1 and any other answer 0. A declining answer that also states dates or numbers the
        question does not is left undecided.
     3. ``yes-no``: when the reference opens with yes or no ("Yes, it does", "No.",
@@ -75,21 +201,46 @@ class RuleJudge:
        - ``date`` and ``number``: every date and number of the reference that the question
          does not already state must be in the answer: dates in any format
          :func:`confcal.parse_date` reads, at the reference's precision ("March 2024" is
-         matched by any day of it); numbers with separators, scale words and percents
-         ("5.5 million" = "5,500,000"; "12%" = "0.12" when the question asks for a share),
-         equal when the more precise one rounds to the other as written ("5,512,000" is
-         "5.5 million"; "2009" is not "2019") or within ``rel_tol``. A missing one is 0,
-         or undecided when the answer states no date (no number beyond the question's)
-         at all. When all are there
-         but the reference also has words the answer lacks ("5 branches" vs "5 offices"),
-         undecided.
+         matched by any day of it); numbers with separators, scale words, percents and
+         durations ("5.5 million" = "5,500,000"; "24 months" = "2 years"; "12%" = "0.12"
+         when the question asks for a share or the fraction has three significant digits,
+         "12.4%" = "0.124"). Equal as written is a match; a reference that rounds the
+         answer ("5.5 million" for "5,512,000", or within 1%) too; an answer that rounds the
+         reference only when it says so ("about 62%" for 61.8%) or puts a count into a scale
+         word ("2.3 million" for 2,314,562): "4.3%" for 4.25% is undecided. A missing one is
+         0 (undecided when the answer states no date, or no number beyond the question's,
+         at all, or states it a hundredfold, as points). Then, on the numbers found:
+
+         - ``sign``: a written minus or plus, or words around the number ("a loss", "fell",
+           "a deficit", "below") or in the question, must agree: "-3.5%" answered "3.5%"
+           in a text with no word of direction is 0; answered "changed by 3.5%", undecided.
+         - ``year``: a number given for another year than the one the reference or the
+           question names ("$4.2 billion in 2022" when 2023 is asked) is 0.
+         - ``range``: a number answered with a range ("3,000 to 5,000" for 5,000) is 0.
+         - ``pair-order``: several numbers must keep their own words: "48 for and 52
+           against" for "52 for and 48 against" is 0; another order whose words do not say
+           which is which is undecided.
+         - ``asked-entity``: one number asked for, and the answer states others: the
+           reference's must be the one with the question's words ("France grew 0.9% while
+           Germany shrank 0.3%" for Germany's growth); given for something else it is 0,
+           and undecided when the words do not tell.
+
+         When all hold but the reference also has words the answer lacks ("5 branches" vs
+         "5 offices"), undecided.
+       - ``negation``: the reference with its sense reversed ("The amendment was not
+         rejected" for "The amendment was rejected"; "has been extended" for "has not been
+         extended"): 0.
+       - ``acronym``: the answer gives the reference's initials in capitals ("EPA" for
+         "Environmental Protection Agency", "MIT" for "Massachusetts Institute of
+         Technology") or the acronym the reference puts in brackets, or spells out an
+         acronym reference in capitalised words: 1.
        - ``contains-reference``: the answer has every content word of the reference: 1.
        - ``similarity``: 1 - normalized edit distance between the reference's content words
          and the closest run of answer words (ANLS-style): 1 at ``accept_similarity`` or
          above; 0 below ``reject_similarity`` when the answer is short too; else undecided.
 
        An answer with a negation the reference lacks ("not Jane Smith") is undecided
-       where it would have been 1 by containment or similarity.
+       where it would have been 1 by acronym, containment or similarity.
     6. ``long-answer``: a longer reference needs a judgment of meaning: undecided.
 
     Parameters
@@ -174,7 +325,11 @@ class RuleJudge:
         text = answer_arg(answer)
         if text is None:
             return EMPTY_VERDICT
-        if qt.words(text) == qt.words(reference):
+        # Words drop percent signs and a minus before a currency: "0.1%" and "0.1", or
+        # "-$5" and "$5", are the same words, not the same number.
+        if qt.words(text) == qt.words(reference) and (
+                [(x.percent, x.sign) for x in qt.quantities_in(text)]
+                == [(x.percent, x.sign) for x in qt.quantities_in(reference)]):
             return Verdict(1, "exact-match", "the answer is the reference")
         ref_yes = qt.polarity(reference)
         if qtype == "unanswerable" or (ref_yes is None and qt.declines(reference)):
@@ -246,36 +401,197 @@ class RuleJudge:
                                              "answer states no date that can be read")
             return Verdict(0, "date", f"the reference states {', '.join(missing_dates)}; the "
                                       f"answer states {', '.join(a.dates.describe())}")
-        missing = [x for x in numbers
-                   if not any(qt.close(x, y, self.rel_tol, share) for y in a.numbers)]
         rule = "number" if numbers else "date"
+        matched: list[qt.Quantity] = []
+        if numbers:
+            verdict = self._numbers(q, r, a, numbers, bool(beyond), share)
+            if isinstance(verdict, Verdict):
+                return verdict
+            matched = verdict
+        question_words = frozenset(qt.words(question))
+        answer_words = frozenset(qt.words(answer))
+        residue = [w for w in qt.content_words(r.residue, question_words)
+                   if w not in _UNIT_WORDS and w not in answer_words
+                   and not qt.is_direction_word(w)]
+        if residue:
+            return Verdict(None, rule, f"the {rule}s match but the answer does not say "
+                                       f"{' '.join(residue)!r}")
+        if rule == "number":
+            return Verdict(1, "number", f"the reference states {_fmt_quantities(numbers)}; "
+                                        f"the answer states {_fmt_quantities(matched)}")
+        return Verdict(1, "date", f"the reference states {', '.join(ref_dates)}; the answer "
+                                  "states the same")
+
+    def _numbers(self, q: _Facts, r: _Facts, a: _Facts, numbers: list[qt.Quantity],
+                 beyond: bool, share: bool) -> Verdict | list[qt.Quantity]:
+        """Every rule about the reference's numbers: a verdict, or when they all hold the
+        answer's numbers that state the reference's."""
+        pool = a.bound
+        found: list[list[qt.Bound]] = []  # per reference number, the answer's that state it
+        coarse: list[list[qt.Bound]] = []  # ... that round it (the answer is less precise)
+        for x in numbers:
+            kinds = [(qt.compare(x, b.quantity, self.rel_tol, share), b) for b in pool]
+            found.append([b for k, b in kinds if k in ("same", "rounded")])
+            coarse.append([b for k, b in kinds if k == "coarser"])
+        used = {b.index for bs in found for b in bs}
+        unsure: list[str] = []
+        for i, x in enumerate(numbers):
+            # The reference rounds: "5.5 million" for 5,512,000 is the same number; "4%"
+            # for 4.4% may not be.
+            rounded = [b for b in found[i] if qt.compare(x, b.quantity, self.rel_tol, share)
+                       == "rounded" and x.precision < 1e3
+                       and abs(x.value - b.quantity.value) > 0.01 * x.value]
+            if rounded and len(rounded) == len(found[i]):
+                unsure.append(f"{x.text} (the answer states {rounded[0].quantity.text}, more "
+                              "precisely than the reference and not the same)")
+            if found[i]:
+                continue
+            rounding = [b for b in coarse[i] if b.index not in used]
+            # The answer rounds: "4.3%" for 4.25% drops a digit; "about 62%" for 61.8% or
+            # "2.3 million" for 2,314,562 says it rounds.
+            said = [b for b in rounding if b.hedged or (
+                b.quantity.precision >= 1e3 > x.precision and b.quantity.precision > 1)]
+            if said:
+                found[i] = said
+            elif rounding:
+                unsure.append(f"{x.text} (the answer rounds it to "
+                              f"{rounding[0].quantity.text} without saying so)")
+                found[i] = rounding
+        missing = [x for x, bs in zip(numbers, found, strict=True) if not bs]
         if missing:
             # An answer whose only numbers are the question's has not stated one of its own
             # ("revenue in 2023 grew strongly"): nothing to compare, so no verdict -- unless
             # the answer is to pick one of the question's numbers ("2019 or 2020?").
-            own = a.numbers if not beyond else [
-                y for y in a.numbers
+            answer_numbers = [b.quantity for b in pool]
+            own = answer_numbers if not beyond else [
+                y for y in answer_numbers
                 if not any(qt.close(y, x, self.rel_tol, share) for x in q.numbers)]
             if not own:
                 return Verdict(None, "number", f"the reference states "
                                                f"{_fmt_quantities(missing)}; the answer states "
                                                "no number of its own that can be read")
+            hundredfold = [y for x in missing for y in own if not (x.percent or y.percent)
+                           and any(abs(y.value * f - x.value) <= 1e-9 * x.value + min(
+                               x.precision, y.precision * f) / 2 for f in (100.0, 0.01))]
+            if hundredfold:
+                return Verdict(None, "number", f"the reference states {missing[0].text}; the "
+                                               f"answer states {hundredfold[0].text}, perhaps "
+                                               "as points of a share")
             return Verdict(0, "number", f"the reference states {_fmt_quantities(missing)}; "
-                                        f"the answer states {_fmt_quantities(a.numbers)}")
-        question_words = frozenset(qt.words(question))
-        answer_words = frozenset(qt.words(answer))
-        residue = [w for w in qt.content_words(r.residue, question_words)
-                   if w not in _UNIT_WORDS and w not in answer_words]
-        if residue:
-            return Verdict(None, rule, f"the {rule}s match but the answer does not say "
-                                       f"{' '.join(residue)!r}")
-        if rule == "number":
-            matched = [next(y for y in a.numbers if qt.close(x, y, self.rel_tol, share))
-                       for x in numbers]
-            return Verdict(1, "number", f"the reference states {_fmt_quantities(numbers)}; "
-                                        f"the answer states {_fmt_quantities(matched)}")
-        return Verdict(1, "date", f"the reference states {', '.join(ref_dates)}; the answer "
-                                  "states the same")
+                                        f"the answer states {_fmt_quantities(own)}")
+        ref_bound = r.bound_of(numbers)
+        q_direction = qt.direction(q.text)
+        # Signs: "-3.5%" is not "3.5%", a loss is not a profit.
+        for i, x in enumerate(numbers):
+            ref_sign = _sign_of(x, ref_bound[i], q_direction)
+            agree = [(b, _signs_agree(ref_sign, _sign_of(b.quantity, b, q_direction),
+                                      r.text, a.text)) for b in found[i]]
+            if not any(ok for _, ok in agree):
+                b = found[i][0]
+                answer_sign = _sign_of(b.quantity, b, q_direction)[0]
+                if all(ok is False for _, ok in agree):
+                    return Verdict(0, "sign", f"the reference states {x.text} "
+                                              f"({_SIGN_NAMES[ref_sign[0]]}); the answer "
+                                              f"states {b.quantity.text} "
+                                              f"({_SIGN_NAMES[answer_sign]})")
+                return Verdict(None, "sign", f"the reference states {x.text} "
+                                             f"({_SIGN_NAMES[ref_sign[0]]}); the answer does "
+                                             f"not say whether {b.quantity.text} is negative")
+            found[i] = [b for b, ok in agree if ok]
+        # Years: the right amount for another year is wrong.
+        question_years = {int(y.value) for y in (b.quantity for b in q.bound) if y.is_year}
+        for i, x in enumerate(numbers):
+            rb = ref_bound[i]
+            asked = set(rb.years) if rb is not None and rb.years else question_years
+            if x.is_year or not asked:
+                continue
+            fitting = [b for b in found[i] if not b.years or b.years & asked]
+            if not fitting:
+                b = found[i][0]
+                return Verdict(0, "year", f"the reference states {x.text} for "
+                                          f"{_years(asked)}; the answer states "
+                                          f"{b.quantity.text} for {_years(b.years)}")
+            found[i] = fitting
+        # Ranges: one end of a range is not the number, nor the number a range.
+        for i, x in enumerate(numbers):
+            for b in found[i]:
+                if b.range_with is None:
+                    continue
+                other = pool[b.range_with]
+                if not any(other in bs for bs in found):
+                    return Verdict(0, "range", f"the reference states {x.text}; the answer "
+                                               f"states the range {b.quantity.text} to "
+                                               f"{other.quantity.text}"
+                                   if b.index < other.index else
+                                   f"the reference states {x.text}; the answer states the "
+                                   f"range {other.quantity.text} to {b.quantity.text}")
+        if len({x.value for x in numbers}) >= 2:
+            verdict = self._pairs(numbers, ref_bound, found)
+        else:
+            verdict = self._asked_entity(q, a, numbers[0], found[0], share)
+        if verdict is not None:
+            return verdict
+        if unsure:
+            return Verdict(None, "number", f"the reference states {unsure[0]}")
+        return [bs[0].quantity for bs in found]
+
+    def _pairs(self, numbers: list[qt.Quantity], ref_bound: list[qt.Bound | None],
+               found: list[list[qt.Bound]]) -> Verdict | None:
+        """Several numbers: each must keep its own words ("52 for and 48 against")."""
+        labels = [_labels(b) for b in ref_bound]
+        own = [labels[i] - frozenset().union(*(labels[j] for j in range(len(labels))
+                                                if j != i)) for i in range(len(labels))]
+
+        def fit(i: int) -> qt.Bound:  # the answer's number with most of i's own words
+            return max(found[i], key=lambda b: len(_labels(b) & own[i]))
+
+        chosen = [fit(i) for i in range(len(found))]
+        confirmed = []
+        for i, b in enumerate(chosen):
+            words = _labels(b)
+            others = frozenset().union(*(own[j] for j in range(len(own)) if j != i))
+            if not words & own[i] and words & others:
+                return Verdict(0, "pair-order",
+                               f"the reference states {numbers[i].text} with "
+                               f"{', '.join(sorted(own[i])) or 'no words of its own'}; the "
+                               f"answer states it with {', '.join(sorted(words & others))}")
+            confirmed.append(bool(words & own[i]) and not words & others)
+        order = [b.index for b in chosen]
+        if order == sorted(order) or all(confirmed):
+            return None
+        return Verdict(None, "pair-order", "the answer states the reference's numbers in "
+                                           "another order, and their words do not say which "
+                                           "is which")
+
+    def _asked_entity(self, q: _Facts, a: _Facts, x: qt.Quantity, found: list[qt.Bound],
+                      share: bool) -> Verdict | None:
+        """One number asked for: the answer's must belong to what the question names."""
+        taken = {b.index for b in found}
+        years = {int(b.quantity.value) for b in q.bound if b.quantity.is_year}
+        # A number given for a year the question does not ask ("$1 million in 1999 and $2
+        # million in 2000" for 2000) competes with none.
+        others = [b for b in a.bound if b.index not in taken
+                  and b.quantity.is_year == x.is_year
+                  and b.quantity.percent == x.percent and b.quantity.unit == x.unit
+                  and not (years and b.years and not b.years & years)
+                  and not any(qt.close(b.quantity, y, self.rel_tol, share) for y in q.numbers)]
+        if not others:
+            return None
+        asked = frozenset(qt.stem(w) for w in qt.content_words(q.text)) - _GENERIC
+        mine = max(len(b.labels & asked) for b in found)
+        theirs = max(len(b.labels & asked) for b in others)
+        if mine > theirs:
+            return None
+        best = max(others, key=lambda b: len(b.labels & asked))
+        if mine == 0 and theirs > 0:
+            return Verdict(0, "asked-entity",
+                           f"the answer states {x.text} for "
+                           f"{' '.join(sorted(found[0].labels)) or 'something else'}, and "
+                           f"{best.quantity.text} for "
+                           f"{' '.join(sorted(best.labels & asked))}, which the question asks")
+        return Verdict(None, "asked-entity", f"the answer states {x.text} and also "
+                                             f"{best.quantity.text}; its words do not say "
+                                             "which one the question asks for")
 
     def _short(self, question: str, answer: str, reference: str) -> Verdict:
         question_words = frozenset(qt.words(question))
@@ -296,6 +612,15 @@ class RuleJudge:
         # A negation the reference lacks can reverse a match ("it was not Jane Smith").
         flipped = qt.negated(answer) and not qt.negated(reference)
         answer_words = qt.words(answer)
+        verdict = _negation(question_words, answer, reference)
+        if verdict is not None:
+            return verdict
+        if _acronym(reference, answer):
+            if flipped:
+                return Verdict(None, "acronym", "the answer names the reference by its "
+                                                "acronym but also has a negation")
+            return Verdict(1, "acronym", "the answer names the reference by its acronym "
+                                         "or spells out the reference's acronym")
         if set(core) <= set(answer_words):
             if flipped:
                 return Verdict(None, "contains-reference", "the answer contains the "

@@ -2,8 +2,10 @@
 
 Private module of :mod:`confcal.qa.docqa`, which re-exports its public names. It owns how
 verdicts are read (Verdicts, 1/0/None or a records column with its status column), the
-Wilson interval (:func:`wilson_interval`), :func:`accuracy_table` (overall and by group),
-:func:`judge_agreement` (agreement and Cohen's kappa) and :func:`calibration_table` (the
+Wilson interval (:func:`wilson_interval`), :func:`accuracy_table` (overall and by group,
+strictly or as the official DocBench notebook aggregates), :func:`cascade_table` (who
+decided what), :func:`judge_agreement` (agreement and Cohen's kappa) and
+:func:`calibration_table` (the
 verdicts through :func:`confcal.calibration_report`; its per-system parts,
 :func:`calibration_parts`, are shared with ``confcal qa``).
 """
@@ -30,8 +32,9 @@ from .._validation import (
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, TIES, calibration_report
-from ._records import DOMAINS, QTYPES, bad_values, validate_records
-from ._verdicts import STATUSES, Verdict
+from ._judges import MODEL_RULES, docbench_digits
+from ._records import DOMAINS, NOTEBOOK_TYPES, QTYPES, bad_values, validate_records
+from ._verdicts import CONVENTIONS, STATUSES, Verdict
 
 
 def _consistent(status: Any, score: float) -> bool:
@@ -39,7 +42,7 @@ def _consistent(status: Any, score: float) -> bool:
         return score == 1.0
     if status == "wrong":
         return score == 0.0
-    return status in ("undecided", "unparseable") and math.isnan(score)
+    return status in ("undecided", "unparseable", "failed") and math.isnan(score)
 
 
 def _as_list(values: Any, name: str) -> list[Any]:
@@ -189,7 +192,7 @@ def _sort_key(columns: tuple[str, ...], key: tuple[str, ...]) -> tuple[Any, ...]
     return tuple(out)
 
 
-_COUNT_COLUMNS = ("n", "correct", "wrong", "undecided", "unparseable", "judged")
+_COUNT_COLUMNS = ("n", "correct", "wrong", "undecided", "unparseable", "failed", "judged")
 
 
 def _counts(status: np.ndarray) -> dict[str, int]:
@@ -197,10 +200,43 @@ def _counts(status: np.ndarray) -> dict[str, int]:
     return {"n": int(status.size), **counts, "judged": counts["correct"] + counts["wrong"]}
 
 
+def _replies(verdicts: Any, n: int, frame: pd.DataFrame) -> list[str | None]:
+    """Each verdict's model reply (None where there is none), for the DocBench reading."""
+    if isinstance(verdicts, str):
+        column = f"{verdicts}_reply"
+        if column not in frame.columns:
+            return [None] * n
+        return [v if isinstance(v, str) else None for v in frame[column].tolist()]
+    return [v.reply if isinstance(v, Verdict) else None for v in _as_list(verdicts, "verdicts")]
+
+
+def _docbench_reads(scores: np.ndarray, replies: Sequence[str | None]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per verdict: is a "1" in its reply's first 20 characters, is a "0"?
+
+    A verdict without a reply (a rule judge's, an empty answer scored without asking, a
+    failed call, a plain 1/0/None) reads as the reply "1", "0" or one without a digit.
+    """
+    one = scores == 1.0
+    zero = scores == 0.0
+    for i, reply in enumerate(replies):
+        if reply is not None:
+            one[i], zero[i] = docbench_digits(reply)
+    return one, zero
+
+
+def _type_labels(frame: pd.DataFrame) -> list[tuple[str]]:
+    """The notebook's type group of each record (from ``docbench_type`` when present)."""
+    raw = (frame["docbench_type"].tolist() if "docbench_type" in frame.columns
+           else [None] * len(frame))
+    return [(NOTEBOOK_TYPES.get(r, "unanswerable") if isinstance(r, str) else str(q),)
+            for r, q in zip(raw, frame["qtype"].tolist(), strict=True)]
+
+
 def accuracy_table(records: Any, verdicts: Any, *,
                    by: Sequence[str | Sequence[str]] = ("domain", "qtype"),
-                   confidence_level: float = 0.95) -> pd.DataFrame:
-    """Accuracy overall and by group, with Wilson intervals; undecided counted apart.
+                   confidence_level: float = 0.95, convention: str = "strict") -> pd.DataFrame:
+    """Accuracy overall and by group, with Wilson intervals, strictly or as DocBench did.
 
     Parameters
     ----------
@@ -209,12 +245,16 @@ def accuracy_table(records: Any, verdicts: Any, *,
     verdicts : sequence of Verdict or of 1/0/None, or str
         One per record, in order; or the name of a records column holding them (as
         :func:`judge_records` writes it; its ``<name>_status`` column then tells
-        unparseable from undecided).
+        unparseable and failed from undecided, and its ``<name>_reply`` column holds the
+        model's replies for the DocBench aggregation).
     by : sequence of str or of tuples of str, default ("domain", "qtype")
         Each entry is one breakdown: a column gives a row per value (by domain, by
         qtype), a tuple of columns a row per combination.
     confidence_level : float, default 0.95
         Of the Wilson intervals.
+    convention : {"strict", "docbench"}, default "strict"
+        ``"strict"``: accuracy over decided verdicts, the rest counted apart.
+        ``"docbench"``: the official DocBench notebook's aggregation, exactly (see Notes).
 
     Returns
     -------
@@ -222,15 +262,30 @@ def accuracy_table(records: Any, verdicts: Any, *,
         ``system`` (when the records have one: systems are never pooled), ``by``
         ("overall" or the breakdown, e.g. "domain" or "domain+qtype"), ``group`` ("all" or
         the value(s), joined by ", "), ``n`` (records), ``correct``, ``wrong``,
-        ``undecided``, ``unparseable``, ``judged`` (= correct + wrong), ``accuracy`` (=
-        correct / judged) and ``ci_low``, ``ci_high``.
+        ``undecided``, ``unparseable``, ``failed``, ``judged``, ``accuracy`` (= correct /
+        judged) and ``ci_low``, ``ci_high``; with ``convention="docbench"`` also
+        ``counted_differently``.
 
     Notes
     -----
-    Accuracy is over decided verdicts only; undecided and unparseable verdicts are
+    Strict: ``judged`` = correct + wrong. Undecided, unparseable and failed verdicts are
     neither right nor wrong, and their counts are in the table so that a reader can see
     how much was left out. A group with no decided verdict has accuracy NaN (one
     :class:`UndefinedMetricWarning` for the table).
+
+    DocBench: every record counts (``judged`` = ``n``), read from the judge's reply as the
+    official notebook reads it, by its first 20 characters. Overall, by domain and by any
+    breakdown other than ``qtype`` alone, an answer is right when a "1" is there; by
+    ``qtype`` it is wrong when a "0" is there and right otherwise. So a reply with no
+    digit is wrong by domain but right by type, and one with both digits right by domain
+    but wrong by type. The type groups are the notebook's: from ``docbench_type`` (the
+    label as written, :data:`NOTEBOOK_TYPES`; an unknown spelling such as "Multimodal-t"
+    counts as unanswerable there) when the records have it, else ``qtype``. A verdict
+    without a reply reads as the reply "1", "0" or one without a digit (an undecided or
+    failed verdict). ``undecided``, ``unparseable`` and ``failed`` still count the
+    verdicts the strict reading leaves out, and ``counted_differently`` how many records
+    of the group this table counts otherwise than the strict one does (left out there, or
+    the other way).
 
     Examples
     --------
@@ -243,32 +298,61 @@ def accuracy_table(records: Any, verdicts: Any, *,
     0  overall    all  4        2          1       3  0.666667
     1   domain   laws  1        1          0       1  1.000000
     2   domain   news  3        1          1       2  0.500000
+    >>> # the undecided news answer: no reply, no digit -> wrong overall and by domain,
+    >>> # right by type: overall 2/4, text-only 1 - 1/4 (one "0")
+    >>> paper = accuracy_table(rows, [1, 0, None, 1], convention="docbench")
+    >>> paper[["by", "group", "n", "correct", "accuracy", "counted_differently"]]
+            by      group  n  correct  accuracy  counted_differently
+    0  overall        all  4        2      0.50                    1
+    1   domain       laws  1        1      1.00                    0
+    2   domain       news  3        1      0.33                    1
+    3    qtype  text-only  4        3      0.75                    1
     """
     frame = validate_records(records, require_answer=False)
     groupings = _groupings(by, frame)
     level = check_probability(confidence_level, "confidence_level")
-    _, status = _verdict_arrays(verdicts, len(frame), "verdicts", frame)
+    convention = check_option(convention, "convention", CONVENTIONS)
+    scores, status = _verdict_arrays(verdicts, len(frame), "verdicts", frame)
+    docbench = convention == "docbench"
+    if docbench:
+        one, zero = _docbench_reads(scores, _replies(verdicts, len(frame), frame))
+        type_labels = _type_labels(frame)
     z = NormalDist().inv_cdf(0.5 + level / 2)
     systems: list[Any] = ([None] if "system" not in frame.columns
                           else sorted(frame["system"].unique(), key=str))
     rows: list[dict[str, Any]] = []
+
+    def row(head: dict[str, Any], by: str, group: str, mask: np.ndarray,
+            type_rule: bool = False) -> dict[str, Any]:
+        counts = _counts(status[mask])
+        if docbench:
+            right = ~zero[mask] if type_rule else one[mask]
+            strict = scores[mask]
+            counts["correct"] = int(np.count_nonzero(right))
+            counts["wrong"] = counts["n"] - counts["correct"]
+            counts["judged"] = counts["n"]
+            counts["counted_differently"] = int(np.count_nonzero(
+                np.isnan(strict) | (strict != right.astype(np.float64))))
+        return {**head, "by": by, "group": group, **counts}
+
     for system in systems:
         part = (np.ones(len(frame), dtype=bool) if system is None
                 else (frame["system"] == system).to_numpy())
         head = {} if system is None else {"system": system}
-        rows.append({**head, "by": "overall", "group": "all", **_counts(status[part])})
+        rows.append(row(head, "overall", "all", part))
         for columns in groupings:
+            type_rule = docbench and columns == ("qtype",)
             # Groups are told apart by their labels, so that missing values (None, NaN)
             # form one "(missing)" group instead of being dropped as pandas' groupby would.
-            keys = [tuple(_label(v) for v in values)
-                    for values in zip(*(frame[c].tolist() for c in columns), strict=True)]
+            keys = (type_labels if type_rule else
+                    [tuple(_label(v) for v in values)
+                     for values in zip(*(frame[c].tolist() for c in columns), strict=True)])
             index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
             codes = np.array([index[key] for key in keys])
             present = {keys[i] for i in np.flatnonzero(part)}
             for key in sorted(present, key=lambda k: _sort_key(columns, k)):
                 mask = part & (codes == index[key])
-                rows.append({**head, "by": "+".join(columns), "group": ", ".join(key),
-                             **_counts(status[mask])})
+                rows.append(row(head, "+".join(columns), ", ".join(key), mask, type_rule))
     table = pd.DataFrame(rows)
     judged = table["judged"].to_numpy()
     correct = table["correct"].to_numpy()
@@ -278,6 +362,8 @@ def accuracy_table(records: Any, verdicts: Any, *,
               for k, m in zip(correct, judged, strict=True)]
     table["ci_low"] = [b[0] for b in bounds]
     table["ci_high"] = [b[1] for b in bounds]
+    if docbench:  # the last column: what a reader compares the two tables by
+        table["counted_differently"] = table.pop("counted_differently")
     empty = np.flatnonzero(judged == 0)
     if empty.size:
         first = table.iloc[int(empty[0])]
@@ -286,6 +372,70 @@ def accuracy_table(records: Any, verdicts: Any, *,
             f"accuracy is undefined for {empty.size} group(s) with no decided verdict "
             f"(first: {where}); returning NaN", UndefinedMetricWarning, stacklevel=2)
     return table
+
+
+def cascade_table(records: Any, verdicts: Any) -> pd.DataFrame:
+    """Who decided what: verdicts counted by the judge that gave them.
+
+    A verdict whose rule is a model judge's (``llm``, ``unparseable``, ``model-error``)
+    came from the model judge; any other from the rule judge. For a
+    :class:`CascadeJudge`, the rule judge's rows are what it decided and the model
+    judge's what it was sent.
+
+    Parameters
+    ----------
+    records : DataFrame or list of dicts
+        QA records.
+    verdicts : sequence of Verdict, or str
+        One per record; or the name of a records column with its ``<name>_rule`` and
+        ``<name>_status`` columns (as :func:`judge_records` writes them).
+
+    Returns
+    -------
+    DataFrame
+        ``system`` (when the records have one), ``judge`` ("rule" or "model"), ``n``,
+        ``correct``, ``wrong``, ``undecided``, ``unparseable``, ``failed``; a judge
+        that gave no verdict has a row of zeros.
+
+    Examples
+    --------
+    >>> rows = [{"doc_id": i, "question": "Q?", "reference": "R", "answer": "A",
+    ...          "domain": "news", "qtype": "text-only"} for i in range(3)]
+    >>> verdicts = [Verdict(1, "exact-match"), Verdict(0, "llm"), Verdict(None, "unparseable")]
+    >>> cascade_table(rows, verdicts)
+       judge  n  correct  wrong  undecided  unparseable  failed
+    0   rule  1        1      0          0            0       0
+    1  model  2        0      1          0            1       0
+    """
+    frame = validate_records(records, require_answer=False)
+    _, status = _verdict_arrays(verdicts, len(frame), "verdicts", frame)
+    if isinstance(verdicts, str):
+        column = f"{verdicts}_rule"
+        if column not in frame.columns:
+            raise ValidationError(
+                f"verdicts must come with their rules to tell who decided; found no column "
+                f"{column!r} among {', '.join(map(str, frame.columns))}")
+        rules = frame[column].tolist()
+    else:
+        listed = _as_list(verdicts, "verdicts")
+        plain = [i for i, v in enumerate(listed) if not isinstance(v, Verdict)]
+        if plain:
+            raise bad_values("verdicts", "verdicts", "Verdicts (their rules tell who decided)",
+                             plain, listed, None)
+        rules = [v.rule for v in listed]
+    model = np.array([r in MODEL_RULES for r in rules], dtype=bool)
+    systems: list[Any] = ([None] if "system" not in frame.columns
+                          else sorted(frame["system"].unique(), key=str))
+    rows = []
+    for system in systems:
+        part = (np.ones(len(frame), dtype=bool) if system is None
+                else (frame["system"] == system).to_numpy())
+        for judge, mask in (("rule", part & ~model), ("model", part & model)):
+            counts = _counts(status[mask])
+            del counts["judged"]
+            rows.append({**({} if system is None else {"system": system}), "judge": judge,
+                         **counts})
+    return pd.DataFrame(rows)
 
 
 def judge_agreement(a: Any, b: Any) -> dict[str, Any]:

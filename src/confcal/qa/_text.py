@@ -1,4 +1,6 @@
-"""Reading answers for the rule judge: words, yes/no, declines, dates and quantities.
+"""Reading answers for the rule judge: words, yes/no, declines, dates, quantities (with
+their signs, durations and ranges), the words and years each number belongs to
+(:func:`bind`), and how two numbers compare (:func:`compare`).
 
 Private helpers of :mod:`confcal.qa.docqa`. Every reader here is deliberately narrow: it
 recognises the forms listed in its docstring and nothing else, so that the rule judge can
@@ -7,10 +9,13 @@ say "undecided" instead of guessing when an answer is phrased some other way.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
@@ -18,18 +23,26 @@ from ..exceptions import ValidationError
 from ..scoring.comparators import parse_date, parse_number
 
 __all__ = [
+    "NEGATIONS",
+    "Bound",
     "Dates",
     "Quantity",
+    "bind",
     "close",
+    "compare",
     "content_words",
     "dates_in",
     "declines",
+    "direction",
+    "is_direction_word",
     "negated",
     "polarity",
     "prepare",
     "quantities_in",
+    "ranges_in",
     "share_question",
     "similarity",
+    "stem",
     "strip_quantities",
     "words",
 ]
@@ -45,7 +58,8 @@ def prepare(text: str) -> str:
 # ------------------------------------------------------------------------------ words
 # A number keeps its decimal mark and digit groups ("5.5", "1,000"): the word "55" made by
 # deleting punctuation would match "5.5" against "55".
-_WORD_RE = re.compile(r"\d+(?:[.,]\d+)*|[^\W_]+")
+# A minus glued to a number stays ("-3.5" is not "3.5"); the dash of "20-40" is no minus.
+_WORD_RE = re.compile(r"(?:(?<![\w.)-])-)?\d+(?:[.,]\d+)*|[^\W_]+")
 _ARTICLES = frozenset({"a", "an", "the"})
 # Function words that carry no answer content. Negations are not here on purpose: "not
 # Jane Smith" must not reduce to "jane smith".
@@ -56,7 +70,8 @@ _STOPWORDS = _ARTICLES | frozenset({
     "their", "they", "he", "she", "his", "her", "has", "have", "had", "do", "does", "did",
     "according", "document", "report", "paper", "article", "text", "answer", "s",
 })
-_NEGATIONS = frozenset({"not", "no", "never", "none", "neither", "nor", "nothing", "t"})
+NEGATIONS = frozenset({"not", "no", "never", "none", "neither", "nor", "nothing", "t"})
+"""The negation words :func:`negated` looks for ("t" is what is left of "n't")."""
 
 
 def words(text: str) -> list[str]:
@@ -64,6 +79,8 @@ def words(text: str) -> list[str]:
 
     >>> words("The CEO's name: Jane Smith, since 1,000.5 days.")
     ['ceo', 's', 'name', 'jane', 'smith', 'since', '1,000.5', 'days']
+    >>> words("-3.5% (2015-2019)")
+    ['-3.5', '2015', '2019']
     """
     return [w for w in _WORD_RE.findall(prepare(text).casefold()) if w not in _ARTICLES]
 
@@ -83,7 +100,7 @@ def negated(text: str) -> bool:
     >>> negated("It was not Jane Smith"), negated("Jane Smith"), negated("didn't")
     (True, False, True)
     """
-    return any(w in _NEGATIONS for w in words(text))
+    return any(w in NEGATIONS for w in words(text))
 
 
 # --------------------------------------------------------------------------- yes / no
@@ -124,19 +141,33 @@ def polarity(text: str) -> bool | None:
 
 # --------------------------------------------------------------------------- declines
 _VERBS = (r"mention|state|specify|say|provide|contain|include|indicate|disclose|report|"
-          r"discuss|give|list|reveal|describe|address|cover|show|offer|present")
+          r"discuss|give|list|reveal|describe|address|cover|show|offer|present|name|"
+          r"identify|detail|break\s+(?:out|down)|have|appear")
 _PARTICIPLES = (r"mentioned|stated|specified|provided|given|available|disclosed|reported|"
                 r"included|indicated|listed|discussed|described|addressed|covered|found|"
-                r"known|shown|present|offered|presented")
+                r"known|shown|present|offered|presented|named|identified|detailed")
 _ADVERB = r"(?:explicitly\s+|specifically\s+|directly\s+|clearly\s+)?"
+_SOURCE = (r"(?:document|paper|report|article|text|filing|study|source|material|statement|"
+           r"agreement|contract|act|law|bill|file|page|pages|story|release|notice|table|"
+           r"figure|provided\s+\w+|given\s+\w+)")
 _DECLINE_RE = re.compile(
     rf"\b(?:does|did|do)\s*(?:not|n't)\s+{_ADVERB}(?:{_VERBS})\b"
+    rf"|\b(?:is|are|was|were)\s*(?:not|n't)\s+{_ADVERB}(?:{_PARTICIPLES})\b"
     rf"|\bnot\s+{_ADVERB}(?:{_PARTICIPLES})\b"
     r"|\bno\s+(?:specific\s+|explicit\s+|such\s+|relevant\s+)?(?:information|mention|data|"
     r"details?|indication|reference|record|evidence)\b"
+    # "there is no email address in the paper", "there are no appendices in the report"
+    rf"|\bthere\s+(?:is|are|was|were)\s+no\b[^.;]{{0,80}}?\b(?:in|within|from|on)\s+"
+    rf"(?:the|this|that)\s+{_SOURCE}\b"
+    # "no funding source is given", "no phone number is listed in the document"
+    # (not "no significant effect was found": a finding, not a decline)
+    rf"|\bno\s+[\w\s'-]{{1,40}}?\b(?:is|are|was|were|has\s+been|have\s+been)\s+{_ADVERB}"
+    r"(?:mentioned|stated|specified|provided|given|disclosed|reported|listed|named|"
+    r"included|identified|indicated)\b"
+    r"|\b(?:could|can|did|do|does)\s*(?:not|n't)\s+(?:find|locate|see|identify)\b"
     r"|\b(?:cannot|can't|can\s+not|unable\s+to|impossible\s+to|not\s+possible\s+to)\s+"
     r"(?:be\s+)?(?:determine[ds]?|answer(?:ed)?|find|found|tell|know|known|infer(?:red)?|"
-    r"identif(?:y|ied))\b"
+    r"identif(?:y|ied)|locate[ds]?)\b"
     r"|\b(?:insufficient|not\s+enough)\s+(?:information|data|details|context)\b"
     r"|\bunanswerable\b|\bnot\s+answerable\b|\bn/a\b|\bi\s+(?:do\s+not|don't)\s+know\b"
     r"|\bnone\s+(?:is\s+|are\s+)?(?:given|stated|mentioned|provided)\b",
@@ -146,16 +177,20 @@ _DECLINE_RE = re.compile(
 def declines(text: str) -> bool:
     """True when the text says the document does not give the answer.
 
-    Recognised: "does not / doesn't mention, state, specify, say, provide, ...", "not
-    mentioned, stated, specified, provided, available, ...", "no information, mention,
-    data, details", "cannot be determined / cannot find", "insufficient information",
-    "unanswerable", "N/A", "I don't know".
+    Recognised: "does not / doesn't mention, state, specify, say, provide, name, ...", "not
+    mentioned, stated, specified, provided, available, named, ...", "no information,
+    mention, data, details", "there is / are no ... in the document / paper / report /
+    ...", "no ... is given / listed / mentioned / ...", "could not find", "cannot be
+    determined / cannot find", "insufficient information", "unanswerable", "N/A", "I
+    don't know".
 
     >>> [declines(t) for t in ("The document does not mention the CEO's salary.",
     ...                        "Not stated", "No information is provided.",
     ...                        "This cannot be determined from the report.",
-    ...                        "No, it does.", "It is stated on page 3")]
-    [True, True, True, True, False, False]
+    ...                        "No, it does.", "It is stated on page 3",
+    ...                        "There is no email address in the paper.",
+    ...                        "There is no significant effect.")]
+    [True, True, True, True, False, False, True, False]
     """
     return _DECLINE_RE.search(prepare(text).casefold()) is not None
 
@@ -206,11 +241,13 @@ class Dates:
         return [d.isoformat() for d in self.full] + [f"{y}-{m:02d}" for y, m in self.months]
 
 
-def dates_in(text: str, *, dayfirst: bool = False) -> Dates:
+def dates_in(text: str, *, dayfirst: bool = False, keep_years: bool = False) -> Dates:
     """Full dates (any format :func:`confcal.parse_date` reads) and month-year dates.
 
     A numeric date such as 03/01/2024 is read month first, or day first with ``dayfirst``.
-    A span that looks like a date but is not one (2024-13-45) is left in the text.
+    A span that looks like a date but is not one (2024-13-45) is left in the text. With
+    ``keep_years``, ``rest`` keeps each date's year in its place ("on March 1, 2024" ->
+    "on 2024"), for reading which year a number belongs to.
 
     >>> found = dates_in("Signed on March 1, 2024 and filed 2024-03-05; due April 2025.")
     >>> found.describe()
@@ -226,6 +263,8 @@ def dates_in(text: str, *, dayfirst: bool = False) -> Dates:
         except ValidationError:
             continue
         pieces.append(text[last:m.start()])
+        if keep_years:
+            pieces.append(str(full[-1].year))
         last = m.end()
     pieces.append(text[last:])
     rest = " ".join(pieces)
@@ -234,7 +273,7 @@ def dates_in(text: str, *, dayfirst: bool = False) -> Dates:
     def month_year(m: re.Match[str]) -> str:
         months.append((int(m.group("year")),
                        _MONTH_NAMES[m.group("month").rstrip(".").lower()]))
-        return " "
+        return f" {m.group('year')} " if keep_years else " "
 
     rest = _MONTH_YEAR_RE.sub(month_year, rest)
     return Dates(full=tuple(full), months=tuple(months), rest=rest)
@@ -276,16 +315,33 @@ def _words_value(text: str) -> float:
 
 _CURRENCY = (r"(?:[A-Z]{0,2}[$\u20ac\u00a3\u00a5\u20b9]"
              r"|\b(?:USD|EUR|GBP|JPY|CNY|RMB|INR|CAD|AUD|CHF)\s?)")
+# A sign counts only when it is glued to the number (or its currency) and does not follow a
+# word, a digit or a closing bracket: "-3.5%", "-$12.3 million", "$-12.3", "+2.1"; the dash
+# of a range ("20-40", "2015-2019") or a name ("COVID-19") is no sign.
 _QUANTITY_RE = re.compile(
-    rf"(?P<currency>{_CURRENCY})?"
-    r"(?<![\w.,])(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])"
-    rf"|(?P<word>\b{_WORD_NUMBER})",
+    r"(?P<sign>(?<![\w%)\].,+-])[-+])?"
+    rf"(?:(?P<currency>{_CURRENCY})(?P<csign>-)?)?"
+    r"(?<![\w.,])(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[-+]?\d+)?|\.\d+)"
+    r"(?![\d])"
+    rf"|(?P<word>\b{_WORD_NUMBER})"
+    r"|\bFY\s?'?(?P<fy>\d{4}|\d{2})\b",
     re.IGNORECASE)
 _AFTER_RE = re.compile(
     r"(?P<glued>[kKMBmb]|bn|mn|tn)\b"
     r"|\s*(?P<pct>%|percent\b|per\s?cent\b|pct\b)"
     r"|\s*(?P<scale>thousand|million|billion|trillion|mln|bln|mn|bn|tn)\b",
     re.IGNORECASE)
+_HALF_RE = re.compile(r"\s+and\s+a\s+half\b", re.IGNORECASE)
+# Durations: the unit word after a number, as (dimension, size in the dimension's unit).
+# Only exact conversions: a year is 12 months and a day 24 hours, but a month is no whole
+# number of days, so months and days are different dimensions.
+_DURATIONS = {"year": ("month", 12.0), "yr": ("month", 12.0), "quarter": ("month", 3.0),
+              "month": ("month", 1.0), "mo": ("month", 1.0), "week": ("minute", 10080.0),
+              "day": ("minute", 1440.0), "hour": ("minute", 60.0), "hr": ("minute", 60.0),
+              "minute": ("minute", 1.0), "min": ("minute", 1.0)}
+_DURATION_RE = re.compile(
+    r"(?:\s+|-)(?P<unit>years?|yrs?|quarters?|months?|mos|weeks?|days?|hours?|hrs?|minutes?"
+    r"|mins?)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -293,29 +349,64 @@ class Quantity:
     """A number as stated: magnitude (scale words applied), percent or not, and precision.
 
     ``precision`` is the unit of the last digit written, scaled: 1 for "2019", 0.1 for
-    "91.4", 100,000 for "5.5 million".
+    "91.4", 100,000 for "5.5 million". ``sign`` is -1 or +1 when a minus or plus sign is
+    written, else 0 (the magnitude is ``value`` either way). ``unit`` is the dimension of a
+    duration ("month" for years, quarters and months; "minute" for weeks, days, hours and
+    minutes) and ``per_unit`` the size of the written unit in it (12 for years).
     """
 
     value: float
     percent: bool
     text: str
     precision: float = 1.0
+    sign: int = 0
+    unit: str | None = None
+    per_unit: float = 1.0
+
+    @property
+    def is_year(self) -> bool:
+        """A calendar year as written: "2019", "FY2020", "FY23" (1800 to 2100)."""
+        return (not self.percent and self.unit is None and self.precision == 1.0
+                and re.fullmatch(r"(?:FY\s?'?)?\d{2}(?:\d{2})?", self.text, re.IGNORECASE)
+                is not None and (self.text[:2].upper() == "FY" or len(self.text) == 4)
+                and 1800 <= self.value <= 2100)
+
+
+def _number_value(number: str) -> tuple[float, float]:
+    """Value and precision of a digit string ("5,500.25", "3e-4")."""
+    mantissa, _, exponent = number.lower().partition("e")
+    _, _, decimals = mantissa.partition(".")
+    if exponent:
+        power = int(exponent) - len(decimals)
+        if abs(power) > 300:  # beyond a float: no number that can be compared
+            return math.inf, math.inf
+        return float(number), 10.0 ** power
+    return parse_number(number), 10.0 ** -len(decimals)
 
 
 def _quantity_matches(text: str) -> list[tuple[Quantity, int, int]]:
     found: list[tuple[Quantity, int, int]] = []
     for m in _QUANTITY_RE.finditer(text):
+        if m.group("fy"):
+            digits = m.group("fy")
+            year = float(digits) + (2000.0 if len(digits) == 2 else 0.0)
+            found.append((Quantity(year, False, m.group(0)), m.start(), m.end()))
+            continue
         if m.group("word"):
             value = _words_value(m.group("word"))
             precision = 1.0
         else:
-            value = parse_number(m.group("number"))
-            _, _, decimals = m.group("number").partition(".")
-            precision = 10.0 ** -len(decimals)
+            value, precision = _number_value(m.group("number"))
+            if not (math.isfinite(value) and precision > 0):  # "1e999": no number to read
+                continue
+        sign = {"-": -1, "+": 1}.get(m.group("sign") or m.group("csign") or "", 0)
         percent = False
         scale = 1.0
-        after = _AFTER_RE.match(text, m.end())
         end = m.end()
+        half = _HALF_RE.match(text, end)
+        if half is not None and precision >= 1.0:  # "one and a half years"
+            value, precision, end = value + 0.5, 0.5, half.end()
+        after = _AFTER_RE.match(text, end)
         if after is not None:
             glued = after.group("glued")
             if glued is not None and m.group("word") is None:
@@ -330,8 +421,16 @@ def _quantity_matches(text: str) -> list[tuple[Quantity, int, int]]:
             elif after.group("scale"):
                 scale = _SCALES[after.group("scale").lower()]
                 end = after.end()
+        unit, per_unit = None, 1.0
+        duration = None if percent else _DURATION_RE.match(text, end)
+        if duration is not None:
+            word = duration.group("unit").lower()
+            unit, per_unit = _DURATIONS.get(word, _DURATIONS.get(word.rstrip("s"), (None, 1.0)))
+            if unit is not None:
+                end = duration.end()
         quantity = Quantity(value=value * scale, percent=percent,
-                            text=text[m.start():end].strip(), precision=precision * scale)
+                            text=text[m.start():end].strip(), precision=precision * scale,
+                            sign=sign, unit=unit, per_unit=per_unit)
         found.append((quantity, m.start(), end))
     return found
 
@@ -342,6 +441,7 @@ def strip_quantities(text: str) -> str:
     >>> strip_quantities("about $5.5 million dollars, up 12%").split()
     ['about', 'dollars,', 'up']
     """
+    text = prepare(text)
     pieces, last = [], 0
     for _, start, end in _quantity_matches(text):
         pieces.append(text[last:start])
@@ -351,28 +451,233 @@ def strip_quantities(text: str) -> str:
 
 
 def quantities_in(text: str) -> list[Quantity]:
-    """Numbers in a text, with scale words, percents and separators read.
+    """Numbers in a text, with signs, scale words, percents, durations and separators read.
 
-    Recognised: digits with comma groups and a decimal point ("5,500,000", "5.5"); scale
-    words after the number ("5.5 million", "3 bn"), glued scale letters ("5.5M", "$40k",
-    and "$3m" after a currency sign); percent signs and words ("12%", "12 percent");
+    Recognised: digits with comma groups, a decimal point or an exponent ("5,500,000",
+    "5.5", "3e-4"); a minus or plus sign glued to the number or its currency ("-3.5%",
+    "-$12.3 million", "+2.1"; not the dash of a range, "20-40"); scale words after the
+    number ("5.5 million", "3 bn"), glued scale letters ("5.5M", "$40k", and "$3m" after a
+    currency sign); percent signs and words ("12%", "12 percent"); a duration unit after it
+    ("24 months", "60-month", "2 years"); "and a half"; fiscal years ("FY2020", "FY23");
     English number words below a million ("forty-two", "two hundred and forty", "three
-    thousand"). Signs are not read: "a loss of 2 million" and "-2 million" state the same
-    magnitude.
+    thousand"). Words of direction ("a loss of 2 million") are not signs here: the rule
+    judge reads them around the number (:func:`bind`).
 
     >>> [(q.value, q.percent) for q in quantities_in("$5.5 million, 12% and 5,500,000; three")]
     [(5500000.0, False), (12.0, True), (5500000.0, False), (3.0, False)]
     >>> [q.value for q in quantities_in("two hundred and forty cores, forty-two sites, "
     ...                                 "two and three, one thousand and five, five million")]
     [240.0, 42.0, 2.0, 3.0, 1005.0, 5000000.0]
+    >>> [(q.value, q.sign, q.unit) for q in quantities_in("-3.5%, 20-40, 2 years, FY23")]
+    [(3.5, -1, None), (20.0, 0, None), (40.0, 0, None), (2.0, 0, 'month'), (2023.0, 0, None)]
     """
-    return [q for q, _, _ in _quantity_matches(text)]
+    return [q for q, _, _ in _quantity_matches(prepare(text))]
 
 
+_RANGE_JOIN_RE = re.compile(r"\s*(?:-|to|through|until|and)\s*", re.IGNORECASE)
+_RANGE_OPEN_RE = re.compile(r"(?:between|from|range[sd]?\s+from|ranging\s+from)\s*$",
+                            re.IGNORECASE)
+
+
+def _range_pairs(text: str, spans: list[tuple[Quantity, int, int]]) -> list[tuple[int, int]]:
+    pairs = []
+    for i in range(len(spans) - 1):
+        (a, _, a_end), (b, b_start, _) = spans[i], spans[i + 1]
+        join = text[a_end:b_start]
+        if not _RANGE_JOIN_RE.fullmatch(join) or a.is_year != b.is_year:
+            continue
+        word = join.strip().lower()
+        opened = _RANGE_OPEN_RE.search(text[:spans[i][1]]) is not None
+        # "between X and Y" is a range, "X and Y" a list; "from X to Y" with X > Y a change.
+        if (word == "and" and not opened) or a.sign or b.sign or not a.value < b.value:
+            continue
+        pairs.append((i, i + 1))
+    return pairs
+
+
+def ranges_in(text: str) -> list[tuple[Quantity, Quantity]]:
+    """Ranges: "20-40", "18 to 34", "between 20 and 40", "from 2015 to 2019", low to high.
+
+    A falling "from 4,100 to 3,200" is a change, not a range; "20 and 40" is a list.
+
+    >>> [(a.value, b.value) for a, b in ranges_in("between 20 and 40 mg, from 9 to 3, 5-10%")]
+    [(20.0, 40.0), (5.0, 10.0)]
+    """
+    text = prepare(text)
+    spans = _quantity_matches(text)
+    return [(spans[i][0], spans[j][0]) for i, j in _range_pairs(text, spans)]
+
+
+# ----------------------------------------------------------------- numbers in context
+def stem(word: str) -> str:
+    """A crude English stem, enough to equate "votes"/"vote", "testing"/"test".
+
+    >>> [stem(w) for w in ("votes", "vote", "testing", "received", "receive", "men")]
+    ['vot', 'vot', 'test', 'receiv', 'receiv', 'men']
+    """
+    w = word.casefold()
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            return w[:-len(suffix)]
+    return w
+
+
+# Words that separate the clauses a number belongs to, and what crossing one costs: a
+# number's words are the nearest ones on its side of "and", a comma or "while"; "to" and
+# "from" open a phrase ("3,200 in 2021 to 4,100": 2021 is the 3,200's).
+_BOUNDARY_COST = {",": 3, ";": 3, ":": 3, "(": 3, ")": 3, ".": 6, "!": 6, "?": 6,
+                  "and": 2, "while": 3, "whereas": 3, "but": 3, "compared": 3, "versus": 3,
+                  "vs": 3, "than": 3, "however": 3, "although": 3, "though": 3, "before": 3,
+                  "after": 3, "to": 1, "from": 1}
+_LABEL_STOPWORDS = _ARTICLES | frozenset({
+    "is", "are", "was", "were", "be", "been", "being", "of", "in", "on", "at", "to", "by",
+    "with", "from", "as", "it", "its", "this", "that", "these", "those", "there", "their",
+    "they", "which", "who", "has", "have", "had", "s", "into", "about", "around",
+    "approximately", "roughly", "nearly", "almost", "some", "exactly", "only", "just",
+    "total", "dollars", "dollar", "usd", "per", "cent", "percent", "points", "point",
+    "percentage", "an", "also", "respectively", "each", "other", "while", "whereas", "but",
+    "compared", "versus", "vs", "than", "however", "although", "though", "before", "after",
+    "and", "up", "down",
+})
+_TOKEN_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?|[,;:.!?()]")
+_HEDGE_BEFORE_RE = re.compile(
+    r"(?:\b(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|circa|ca\.|"
+    r"close\s+to|an\s+estimated|estimated(?:\s+at)?)\s+|[~\u2248]\s*)$", re.IGNORECASE)
+_DECREASE = frozenset(stem(w) for w in (
+    "decrease", "decreased", "decline", "declined", "fell", "fall", "fallen", "drop",
+    "dropped", "lower", "loss", "negative", "shrank", "shrink", "shrunk", "contracted",
+    "contraction", "deficit", "below", "reduced", "reduction", "slid", "slipped", "plunged",
+    "minus", "deteriorated", "down", "lost", "worsened"))
+_INCREASE = frozenset(stem(w) for w in (
+    "increase", "increased", "rose", "rise", "risen", "grew", "gain", "gained", "higher",
+    "positive", "surplus", "improved", "improvement", "expanded", "climbed", "jumped",
+    "above", "plus", "up", "grown"))
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A number with the words and years that belong to it in its sentence.
+
+    ``labels`` are the stems of the nearest content words (each word belongs to the number
+    it is closest to, counting words and clause boundaries between); ``years`` the years
+    written next to it; ``direction`` -1 or +1 when its words say it fell or rose, else 0;
+    ``index`` its order in the text; ``range_with`` the index of the other end when it is
+    one end of a range; ``hedged`` whether a word of approximation comes right before it
+    ("about 62%", "roughly $12.5 million", "~5,000").
+    """
+
+    quantity: Quantity
+    labels: frozenset[str]
+    years: frozenset[int]
+    direction: int
+    index: int
+    range_with: int | None = None
+    hedged: bool = False
+
+
+def _direction(stems: frozenset[str] | set[str]) -> int:
+    down, up = bool(stems & _DECREASE), bool(stems & _INCREASE)
+    return -1 if down and not up else 1 if up and not down else 0
+
+
+def is_direction_word(word: str) -> bool:
+    """Is the word one of those :func:`direction` reads ("fell", "rose", "loss", ...)?"""
+    return stem(word) in _DECREASE or stem(word) in _INCREASE
+
+
+def direction(text: str) -> int:
+    """-1 when the text's words say down ("fell", "loss", "deficit"), +1 up, else 0.
+
+    >>> direction("a net loss"), direction("revenue rose"), direction("rose, then fell")
+    (-1, 1, 0)
+    """
+    return _direction({stem(t) for t in _TOKEN_RE.findall(prepare(text).casefold())})
+
+
+def bind(text: str) -> list[Bound]:
+    """Every number of the text with the words and years closest to it.
+
+    Each content word goes to the nearer of the numbers before and after it; a comma,
+    "and", "while", "compared" and the like between them add to the distance, a full stop
+    more (ties go to neither). A year is a label of the nearest number that is not a year;
+    a year's own labels are the words near it (for questions whose answer is a year).
+
+    >>> [(b.quantity.text, sorted(b.labels), sorted(b.years)) for b in
+    ...  bind("52 for and 48 against; revenue of $4.2 billion in 2022")]
+    [('52', ['for'], []), ('48', ['against'], []), ('$4.2 billion', ['revenu'], [2022]), \
+('2022', ['revenu'], [])]
+    """
+    text = prepare(text)
+    spans = _quantity_matches(text)
+    tokens: list[tuple[str, Any]] = []  # ("q", index) | ("w", stem) | ("b", cost)
+    last = 0
+
+    def words_of(piece: str) -> None:
+        previous = ""
+        for tok in _TOKEN_RE.findall(piece.casefold()):
+            if tok in _BOUNDARY_COST and _BOUNDARY_COST[tok]:
+                tokens.append(("b", _BOUNDARY_COST[tok]))
+            if tok[0].isalnum() and tok not in _LABEL_STOPWORDS:
+                tokens.append(("w", stem(tok.removesuffix("'s"))))
+            elif tok in ("to", "from") and is_direction_word(previous):
+                # "fell to 3.5%", "up to $100,000", "rose from 3,200": a level, not a change
+                k = len(tokens) - (2 if tokens and tokens[-1][0] == "b" else 1)
+                if k >= 0 and tokens[k] == ("w", stem(previous)):
+                    tokens[k] = ("w", "=" + stem(previous))
+            previous = tok
+
+    for i, (_, start, end) in enumerate(spans):
+        words_of(text[last:start])
+        tokens.append(("q", i))
+        last = end
+    words_of(text[last:])
+    labels: list[set[str]] = [set() for _ in spans]
+    years: list[set[int]] = [set() for _ in spans]
+    is_year = [q.is_year for q, _, _ in spans]
+
+    def nearest(pos: int, owner: Callable[[int], bool], reach: float = math.inf) -> int | None:
+        found = []
+        for step in (-1, 1):
+            cost, j = 1, pos + step
+            while 0 <= j < len(tokens):
+                kind, value = tokens[j]
+                if kind == "q" and owner(value):
+                    if cost <= reach:
+                        found.append((cost, value))
+                    break
+                cost += value if kind == "b" else 1
+                j += step
+        found.sort()
+        if not found or (len(found) == 2 and found[0][0] == found[1][0]):
+            return None  # no number, or a tie: the word belongs to neither
+        return int(found[0][1])
+
+    # Words and years go to the nearest number that is not a year; a year's own words (for
+    # a question whose answer is a year) are those nearest to it among the years.
+    for pos, (kind, value) in enumerate(tokens):
+        if kind == "b" or (kind == "q" and not is_year[value]):
+            continue
+        owner = nearest(pos, lambda k: not is_year[k])
+        if owner is not None and kind == "w":
+            labels[owner].add(value)
+        elif owner is not None:
+            years[owner].add(int(spans[value][0].value))
+        if kind == "w":
+            owner = nearest(pos, lambda k: is_year[k], reach=4)
+            if owner is not None:
+                labels[owner].add(value)
+    ranges = dict(_range_pairs(text, spans))
+    ranges |= {j: i for i, j in list(ranges.items())}
+    return [Bound(q, frozenset(labels[i]), frozenset(years[i]), _direction(labels[i]), i,
+                  ranges.get(i), _HEDGE_BEFORE_RE.search(text[max(0, start - 30):start])
+                  is not None)
+            for i, (q, start, _) in enumerate(spans)]
+
+
+# ------------------------------------------------------------------ comparing numbers
 _SHARE_RE = re.compile(r"\b(?:share|proportion|fraction|percentage|percent|per\s?cent|ratio|"
-                       r"rate|portion|what\s+part)\b|%", re.IGNORECASE)
-
-
+                       r"rate|portion|what\s+part|margin|yield|accuracy|precision|recall|"
+                       r"probability|turnout)\b|%", re.IGNORECASE)
 def share_question(question: str) -> bool:
     """Does the question ask for a share, so that 12% and 0.12 state the same thing?
 
@@ -382,33 +687,68 @@ def share_question(question: str) -> bool:
     return _SHARE_RE.search(question) is not None
 
 
-def _close(a: float, pa: float, b: float, pb: float, rel_tol: float) -> bool:
-    # Half the coarser precision: the finer number rounds to the coarser as written. The
-    # 1e-12 absorbs binary rounding in the scaled values (5.5 * 1e6).
-    allowed = max(rel_tol * max(a, b), max(pa, pb) / 2) + 1e-12 * max(a, b)
-    return abs(a - b) <= allowed
+def _in_unit(q: Quantity, convert: bool) -> tuple[float, float]:
+    if convert:
+        return q.value * q.per_unit, q.precision * q.per_unit
+    return q.value, q.precision
+
+
+def compare(reference: Quantity, answer: Quantity, rel_tol: float, share: bool) -> str | None:
+    """How an answer's number states a reference number: ``"same"``, ``"rounded"``,
+    ``"coarser"`` or None.
+
+    ``"same"``: equal at the finer of the two precisions as written, or within ``rel_tol``
+    of the larger ("5.5 million" and "5,500,000"; "24 months" and "2 years"). ``"rounded"``:
+    the reference is the coarser and the answer rounds to it ("5.5 million" stated as
+    "5,512,000"). ``"coarser"``: the answer is the coarser and the reference rounds to it
+    ("4.25%" stated as "4.3%"). The rule judge decides what to accept of the last two
+    (:attr:`Bound.hedged`). Magnitudes are compared (signs are the
+    judge's own rule). Durations compare in a common unit; a duration and a plain number as
+    written; durations of different dimensions never. A percent and a plain number above 1
+    match as written (12% and 12); as a fraction (12% and 0.12) when the question asks for
+    a share or the fraction has three significant digits (12.4% and 0.124).
+
+    >>> [q, r, s, t] = quantities_in("4.25%, 4.3%, 24 months, 2 years")
+    >>> compare(q, r, 0.0, False), compare(r, q, 0.0, False), compare(s, t, 0.0, False)
+    ('coarser', 'rounded', 'same')
+    """
+    if reference.unit and answer.unit and reference.unit != answer.unit:
+        return None
+    convert = bool(reference.unit and answer.unit)  # "18 to 34 years" vs "18-34": as written
+    a, pa = _in_unit(reference, convert)
+    b, pb = _in_unit(answer, convert)
+    candidates = []
+    if reference.percent == answer.percent:
+        candidates.append((a, pa, b, pb))
+    else:
+        fraction = answer if reference.percent else reference
+        if not share or min(a, b) > 1:
+            candidates.append((a, pa, b, pb))
+        if (share or fraction.precision * 100 <= fraction.value) and fraction.value <= 1:
+            fa, fb = (100.0 if reference.percent else 1.0), (100.0 if answer.percent else 1.0)
+            candidates.append((a / fa, pa / fa, b / fb, pb / fb))
+    best = None
+    for x, px, y, py in candidates:
+        slack = 1e-9 * max(x, y, 1e-300)  # binary rounding of scaled values (5.5 * 1e6)
+        diff = abs(x - y)
+        if diff <= rel_tol * max(x, y) + slack:
+            return "same"
+        if diff <= max(px, py) / 2 + slack:
+            best = "coarser" if py > px else "rounded"
+    return best
 
 
 def close(q: Quantity, other: Quantity, rel_tol: float, share: bool) -> bool:
-    """Do two quantities state the same number?
+    """Do two quantities state the same number, up to the precision either is written with?
 
-    They do when the more precise one, rounded to the precision the other is written
-    with, gives the other ("5,512,000" and "5.5 million"; "2019" and "2009" do not), or
-    when they differ by at most ``rel_tol`` of the larger. Magnitudes are compared (signs
-    are not read). A percent and a plain number match as written (12% and 12); when the
-    question asks for a share they also match as a fraction (12% and 0.12).
+    True for every outcome of :func:`compare` but None: "5.5 million" and "5,512,000" are
+    close, "2019" and "2009" are not.
 
     >>> [q, r, s] = quantities_in("5.5 million, 5,512,000 and 5,600,000")
     >>> close(q, r, 0.0, False), close(q, s, 0.0, False), close(r, s, 0.02, False)
     (True, False, True)
     """
-    a, b = abs(q.value), abs(other.value)
-    if _close(a, q.precision, b, other.precision, rel_tol):
-        return True
-    if share and q.percent != other.percent:
-        fa, fb = (100.0 if q.percent else 1.0), (100.0 if other.percent else 1.0)
-        return _close(a / fa, q.precision / fa, b / fb, other.precision / fb, rel_tol)
-    return False
+    return compare(q, other, rel_tol, share) is not None
 
 
 def similarity(target: list[str], candidate: list[str]) -> float:

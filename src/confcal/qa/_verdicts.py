@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
@@ -21,8 +21,14 @@ from .._validation import check_option, is_missing
 from ..exceptions import ValidationError
 from ._records import QTYPES, is_text, validate_records
 
-STATUSES = ("correct", "wrong", "undecided", "unparseable")
-"""What a verdict can be: score 1, score 0, and the two kinds of no score."""
+STATUSES = ("correct", "wrong", "undecided", "unparseable", "failed")
+"""What a verdict can be: score 1, score 0, and the three kinds of no score (a judge that
+could not decide, a model reply that could not be read, a model call that failed)."""
+
+CONVENTIONS = ("strict", "docbench")
+"""How a model judge's reply is read and verdicts are aggregated: ``"strict"`` (confcal's:
+the reply must be the digit; what is not decided is counted apart) or ``"docbench"`` (the
+official DocBench evaluation's reading and aggregation; docs/docqa.md)."""
 
 RULES: Mapping[str, str] = MappingProxyType({
     "exact-match": "the answer is the reference, up to case, punctuation and articles",
@@ -34,12 +40,25 @@ RULES: Mapping[str, str] = MappingProxyType({
     "date": "every date the reference states (beyond the question) must be in the answer",
     "number": "every number the reference states (beyond the question) must be in the "
               "answer, up to the precision written and a relative tolerance",
+    "sign": "the reference's number and the answer's must have the same sign, written "
+            "(-3.5%) or worded (a loss, fell, a deficit)",
+    "year": "the answer's number must be the one it gives for the year the question or the "
+            "reference names",
+    "range": "a range must be answered with the same range, a single number with no range",
+    "pair-order": "several numbers must each keep their own words (52 for and 48 against)",
+    "asked-entity": "of several numbers in the answer, the reference's must be the one "
+                    "given for what the question names",
+    "negation": "the reference with its sense reversed by a negation (or one dropped)",
+    "acronym": "the answer names the short reference by its acronym, or spells out the "
+               "reference's acronym",
     "contains-reference": "the answer contains every content word of the short reference",
     "similarity": "ANLS-style similarity of the short reference to the closest run of "
                   "answer words: accepted above one threshold, rejected below another",
     "long-answer": "a long reference needs a judgment of meaning; left undecided",
-    "llm": "a model judge's reply, 0 or 1",
-    "unparseable": "a model judge's reply that is not exactly 0 or 1",
+    "llm": "a model judge's reply, read as 0 or 1 by the verdict's convention",
+    "unparseable": "a model judge's reply that its convention cannot read as 0 or 1",
+    "model-error": "the model judge's call failed (the error is in the reason); asked "
+                   "again by the next run",
 })
 """Every rule name a built-in judge puts in :attr:`Verdict.rule`, with what it means."""
 
@@ -56,9 +75,15 @@ class Verdict:
         1 right, 0 wrong, None when the judge did not decide.
     rule : str
         The rule that decided (see :data:`RULES`); for ``score=None`` the rule that was
-        tried, or ``"unparseable"`` for a model reply that is not exactly 0 or 1.
+        tried, ``"unparseable"`` for a model reply its convention cannot read, or
+        ``"model-error"`` for a model call that failed.
     reason : str
         What the judge saw, for people reading the verdicts.
+    reply : str or None
+        A model judge's reply as the model gave it (None for other judges and for a call
+        that failed); the DocBench aggregation reads it (:func:`accuracy_table`).
+    convention : str or None
+        Which convention (:data:`CONVENTIONS`) read the reply; None for other judges.
 
     Examples
     --------
@@ -71,6 +96,8 @@ class Verdict:
     score: int | None
     rule: str
     reason: str = ""
+    reply: str | None = field(default=None, repr=False)
+    convention: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not (self.score is None or (type(self.score) is int and self.score in (0, 1))):
@@ -79,12 +106,19 @@ class Verdict:
             raise ValidationError(f"rule must be a non-empty string; found {self.rule!r}")
         if not isinstance(self.reason, str):
             raise ValidationError(f"reason must be a string; found {self.reason!r}")
+        if not (self.reply is None or isinstance(self.reply, str)):
+            raise ValidationError(f"reply must be a string or None; found {self.reply!r}")
+        if not (self.convention is None or self.convention in CONVENTIONS):
+            raise ValidationError(f"convention must be one of {', '.join(CONVENTIONS)} or "
+                                  f"None; found {self.convention!r}")
 
     @property
     def status(self) -> str:
-        """``"correct"``, ``"wrong"``, ``"unparseable"`` or ``"undecided"``."""
+        """``"correct"``, ``"wrong"``, ``"unparseable"``, ``"failed"`` or ``"undecided"``."""
         if self.score is not None:
             return "correct" if self.score == 1 else "wrong"
+        if self.rule == "model-error":
+            return "failed"
         return "unparseable" if self.rule == "unparseable" else "undecided"
 
 
@@ -138,7 +172,9 @@ def judge_records(records: Any, judge: Judge, *, prefix: str = "verdict") -> pd.
     DataFrame
         The checked records plus ``<prefix>`` (1, 0 or <NA>, dtype Int64),
         ``<prefix>_status`` (one of :data:`STATUSES`), ``<prefix>_rule`` and
-        ``<prefix>_reason``.
+        ``<prefix>_reason``; when a model judge answered any record, also
+        ``<prefix>_reply`` (its reply as given) and ``<prefix>_convention`` (which
+        convention read it), which the DocBench aggregation reads.
 
     Examples
     --------
@@ -160,7 +196,8 @@ def judge_records(records: Any, judge: Judge, *, prefix: str = "verdict") -> pd.
     if not (isinstance(prefix, str) and re.fullmatch(r"\w+", prefix)):
         raise ValidationError(f"prefix must be a word such as 'verdict'; found {prefix!r}")
     columns = [prefix, f"{prefix}_status", f"{prefix}_rule", f"{prefix}_reason"]
-    clash = [c for c in columns if c in frame.columns]
+    extra = [f"{prefix}_reply", f"{prefix}_convention"]
+    clash = [c for c in columns + extra if c in frame.columns]
     if clash:
         raise ValidationError(
             f"records must not already have the verdict columns; found {', '.join(clash)} "
@@ -170,8 +207,9 @@ def judge_records(records: Any, judge: Judge, *, prefix: str = "verdict") -> pd.
     for i, row in enumerate(frame.itertuples(index=False)):
         evidence = row.evidence if has_evidence else None
         try:
+            # text as it is (a model judge's template is filled verbatim); null is None
             verdict = judge.judge(row.question, row.answer, row.reference, qtype=row.qtype,
-                                  evidence=None if is_missing(evidence) else evidence)
+                                  evidence=evidence if isinstance(evidence, str) else None)
         except Exception as exc:
             if hasattr(exc, "add_note"):  # Python 3.11+
                 exc.add_note(f"while judging record {i} (doc_id {row.doc_id!r})")
@@ -185,4 +223,7 @@ def judge_records(records: Any, judge: Judge, *, prefix: str = "verdict") -> pd.
     frame[columns[1]] = [v.status for v in verdicts]
     frame[columns[2]] = [v.rule for v in verdicts]
     frame[columns[3]] = [v.reason for v in verdicts]
+    if any(v.convention is not None for v in verdicts):
+        frame[extra[0]] = [v.reply for v in verdicts]
+        frame[extra[1]] = [v.convention for v in verdicts]
     return frame
