@@ -215,7 +215,7 @@ class ChatCache:
     """
 
     FORMAT = "confcal.chat-cache"
-    VERSION = 1
+    VERSION = 2  # 2: prompt texts stored as digests
 
     def __init__(self, directory: str | os.PathLike[str], *, kind: str) -> None:
         if not (isinstance(kind, str) and kind):
@@ -235,10 +235,21 @@ class ChatCache:
                                   source=self.directory) from None
 
     def identity(self, client: Any, request: ChatRequest) -> dict[str, Any]:
-        """What decides the answer: kind, provider, model and the request's fingerprint."""
+        """What decides the answer: kind, provider, model and the request's fingerprint.
+
+        The prompt texts are stored as their SHA-256 digests and lengths, like the images:
+        a DocBench question sends a whole document (a 128k-token prompt is about 0.4 MB),
+        and the digest identifies it as surely.
+        """
+        request_print = request.fingerprint()
+        for name in ("system", "text"):
+            text = request_print.pop(name)
+            request_print[f"{name}_sha256"] = hashlib.sha256(
+                text.encode("utf-8", "surrogatepass")).hexdigest()
+            request_print[f"{name}_chars"] = len(text)
         return {"format": self.FORMAT, "version": self.VERSION, "kind": self.kind,
                 "provider": str(client.provider), "model": str(client.model),
-                "request": request.fingerprint()}
+                "request": request_print}
 
     @staticmethod
     def digest(identity: Mapping[str, Any]) -> str:
