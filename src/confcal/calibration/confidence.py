@@ -34,7 +34,7 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from .._validation import check_option, check_positive_int, first_bad, is_real
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..scoring.schema import Field, Items, Schema
 from ._json_scan import Node, find_root, member, to_python
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "METHODS",
@@ -138,8 +141,8 @@ def _aggregate(logprobs: np.ndarray, method: str, top: np.ndarray | None, top_na
     return _margin(top, top_name)
 
 
-def aggregate_logprobs(token_logprobs: Any, *, method: str = "first",
-                       top2: Any = None) -> float:
+def aggregate_logprobs(token_logprobs: ArrayLike, *, method: str = "first",
+                       top2: ArrayLike | None = None) -> float:
     """One confidence from the log-probabilities of a value's tokens.
 
     Parameters
@@ -348,7 +351,7 @@ def _locate(root: Node, key: str, occurrence: int) -> tuple[Node, str]:
     return node, f"{path}.{sub}"
 
 
-def value_token_spans(tokens: Any, key: str, *, occurrence: int = 0,
+def value_token_spans(tokens: Sequence[str], key: str, *, occurrence: int = 0,
                       token_style: str = "auto") -> list[int]:
     """Indices of the generated tokens that spell the value of `key` in a JSON answer.
 
@@ -429,8 +432,10 @@ def _check_scalar_node(node: Node, path: str) -> None:
                               f"found a JSON {node.kind}")
 
 
-def confidences_from_logprobs(tokens: Any, token_logprobs: Any, schema: Schema, *,
-                              top_logprobs: Any = None, method: str = "first",
+def confidences_from_logprobs(tokens: Sequence[str], token_logprobs: ArrayLike,
+                              schema: Schema, *,
+                              top_logprobs: Sequence[Sequence[Mapping[str, Any]] | None]
+                              | None = None, method: str = "first",
                               token_style: str = "auto") -> dict[str, Any]:
     """A predicted document with a token-log-probability confidence on every value.
 
@@ -641,7 +646,7 @@ def _read_answer(answer: Any) -> Mapping[str, Any]:
     return to_python(find_root(data, "answer", where), "")  # type: ignore[no-any-return]
 
 
-def parse_topk(answer: Any, schema: Schema, *, k: int = 4) -> dict[str, Any]:
+def parse_topk(answer: str | Mapping[str, Any], schema: Schema, *, k: int = 4) -> dict[str, Any]:
     """A verbalized top-K (1S-TopK) answer as a predicted document in the candidates form.
 
     Parameters

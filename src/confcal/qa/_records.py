@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,9 @@ from .._files import read_json_object
 from .._validation import is_missing, is_real
 from ..exceptions import ValidationError
 from ..scoring._documents import open_text
+
+Records: TypeAlias = "pd.DataFrame | Sequence[Mapping[str, Any]]"
+"""QA records as the functions take them: a DataFrame, or one mapping per answer."""
 
 DOMAINS = ("academia", "finance", "government", "laws", "news")
 """DocBench's five document domains (any non-empty label is accepted in records)."""
@@ -161,7 +164,7 @@ def validate_records(records: Any, *, name: str = "records",
     return frame[order + [c for c in frame.columns if c not in RECORD_COLUMNS]]
 
 
-def check_records(records: Any, *, require_answer: bool = True) -> pd.DataFrame:
+def check_records(records: Records, *, require_answer: bool = True) -> pd.DataFrame:
     """Validate QA records and return them as a DataFrame.
 
     Parameters

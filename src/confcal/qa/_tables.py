@@ -33,8 +33,8 @@ from .._validation import (
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, TIES, calibration_report
 from ._judges import MODEL_RULES, docbench_digits
-from ._records import DOMAINS, NOTEBOOK_TYPES, QTYPES, bad_values, validate_records
-from ._verdicts import CONVENTIONS, STATUSES, Verdict
+from ._records import DOMAINS, NOTEBOOK_TYPES, QTYPES, Records, bad_values, validate_records
+from ._verdicts import CONVENTIONS, STATUSES, Verdict, Verdicts
 
 
 def _consistent(status: Any, score: float) -> bool:
@@ -233,7 +233,7 @@ def _type_labels(frame: pd.DataFrame) -> list[tuple[str]]:
             for r, q in zip(raw, frame["qtype"].tolist(), strict=True)]
 
 
-def accuracy_table(records: Any, verdicts: Any, *,
+def accuracy_table(records: Records, verdicts: Verdicts, *,
                    by: Sequence[str | Sequence[str]] = ("domain", "qtype"),
                    confidence_level: float = 0.95, convention: str = "strict") -> pd.DataFrame:
     """Accuracy overall and by group, with Wilson intervals, strictly or as DocBench did.
@@ -438,7 +438,7 @@ def cascade_table(records: Any, verdicts: Any) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def judge_agreement(a: Any, b: Any) -> dict[str, Any]:
+def judge_agreement(a: Verdicts, b: Verdicts) -> dict[str, Any]:
     """How often two judges agree, and Cohen's kappa, on the answers both decided.
 
     Parameters
@@ -548,7 +548,7 @@ def calibration_parts(frame: pd.DataFrame, status: np.ndarray, *, budgets: Seque
     return out
 
 
-def calibration_table(records: Any, verdicts: Any, *,
+def calibration_table(records: Records, verdicts: Verdicts, *,
                       budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                       binning: str = "quantile", ties: str = "expected") -> pd.DataFrame:
     """Can the answers' confidence be trusted? The verdicts through calibration_report.

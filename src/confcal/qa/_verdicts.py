@@ -10,16 +10,16 @@ in :mod:`confcal.qa._rule_judge` and :mod:`confcal.qa._judges` (the model judge)
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import pandas as pd
 
 from .._validation import check_option, is_missing
 from ..exceptions import ValidationError
-from ._records import QTYPES, is_text, validate_records
+from ._records import QTYPES, Records, is_text, validate_records
 
 STATUSES = ("correct", "wrong", "undecided", "unparseable", "failed")
 """What a verdict can be: score 1, score 0, and the three kinds of no score (a judge that
@@ -122,6 +122,11 @@ class Verdict:
         return "unparseable" if self.rule == "unparseable" else "undecided"
 
 
+
+Verdicts: TypeAlias = "Sequence[Verdict | int | None] | str"
+"""Verdicts as the tables take them: one per record (a Verdict or 1/0/None), or the name
+of a records column holding them."""
+
 @runtime_checkable
 class Judge(Protocol):
     """Anything with the judges' shared call (:class:`RuleJudge`, :class:`LLMJudge`)."""
@@ -155,7 +160,7 @@ EMPTY_VERDICT = Verdict(0, "empty-answer", "the answer is empty; DocBench scores
 
 
 # ------------------------------------------------------------------------ judging all
-def judge_records(records: Any, judge: Judge, *, prefix: str = "verdict") -> pd.DataFrame:
+def judge_records(records: Records, judge: Judge, *, prefix: str = "verdict") -> pd.DataFrame:
     """Judge every record; return the records with the verdict columns added.
 
     Parameters

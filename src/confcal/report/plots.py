@@ -30,6 +30,7 @@ from ..metrics._metrics import reliability_bins
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
 
 __all__ = ["auroc_vs_woa", "ecarb_curve", "reliability_diagram"]
 
@@ -80,7 +81,7 @@ def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
     return buffer.getvalue()
 
 
-def reliability_diagram(correct: Any, confidence: Any, *, n_bins: int = 10,
+def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 10,
                         binning: str = "uniform", min_count: int = 30,
                         ax: Axes | None = None, title: str | None = None,
                         legend: bool = True) -> Figure:
@@ -177,8 +178,9 @@ def reliability_diagram(correct: Any, confidence: Any, *, n_bins: int = 10,
     return fig
 
 
-def ecarb_curve(correct: Any, confidence: Any, *, budgets: Sequence[float] | None = None,
-                ties: str = "expected", label: str | None = None, ax: Axes | None = None,
+def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
+                budgets: Sequence[float] | None = None, ties: str = "expected",
+                label: str | None = None, ax: Axes | None = None,
                 show_ceiling: bool = True, title: str | None = None) -> Figure:
     """ECARB against the review budget: how much better than random a review by confidence is.
 
