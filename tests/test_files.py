@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,7 +117,7 @@ KNOWN = ("report.md", "metrics.csv")
 
 def test_staged_folder_publishes_a_new_folder_with_the_umask_mode(tmp_path, umask):
     umask(0o027)
-    out = tmp_path / "deep" / "report"  # the parent is created
+    out = tmp_path / "report"
     with staged_folder(out, KNOWN, "report") as staging:
         assert staging.parent == out.parent and staging.name.startswith(".report.tmp-")
         (staging / "report.md").write_text("# one")
@@ -166,8 +167,10 @@ def test_read_json_object_reads_text_and_bytes():
     assert read_json_object(b'{"a": "\xc3\xa9"}', where="text") == {"a": "é"}
     assert read_json_object(b'\xef\xbb\xbf{"a": 1}', where="text") == {"a": 1}  # BOM
     assert read_json_object('{"a": 1}'.encode("utf-16"), where="text") == {"a": 1}
-    # the copies it replaced did not refuse these, and neither does it
-    assert read_json_object('{"a": 1, "a": 2}', where="text") == {"a": 2}
+    # a repeated key is an error (issue 16: the last value used to win silently)
+    with pytest.raises(ValidationError, match=r"must not repeat a key in one object; found "
+                                              r"'a' again at column 10"):
+        read_json_object('{"a": 1, "a": 2}', where="text")
     value = read_json_object('{"a": NaN}', where="text")["a"]
     assert value != value
 
@@ -269,3 +272,140 @@ def test_the_copy_finder_finds_copies(tmp_path):
     calls, defs = _calls_and_defs(copy)
     assert calls == [(3, "from tempfile import mkstemp"), (9, "os.replace")]
     assert defs == [(5, "_is_real")]
+
+
+# ------------------------------------------------------------- crash safety and paths
+_KILLED = r"""
+import os, signal, sys
+from pathlib import Path
+import confcal._files as files
+
+out, mode = Path(sys.argv[1]), sys.argv[2]
+if mode == "fallback":  # no renameat2: the two renames, killed between them
+    files._exchange = lambda a, b: False
+    calls = []
+    real_replace = os.replace
+    def replace(src, dst):
+        calls.append(src)
+        if len(calls) == 2:  # the previous output moved away, the new one not yet in place
+            os.kill(os.getpid(), signal.SIGKILL)
+        real_replace(src, dst)
+    files.os.replace = replace
+else:  # the atomic swap done, killed before the previous output is removed
+    def rmtree(path, ignore_errors=False):
+        os.kill(os.getpid(), signal.SIGKILL)
+    files.shutil.rmtree = rmtree
+with files.staged_folder(out, ["report.md"], "report") as staging:
+    (staging / "report.md").write_text("new")
+"""
+
+
+def _kill_while_publishing(tmp_path: Path, mode: str) -> Path:
+    import subprocess
+
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "report.md").write_text("old")
+    done = subprocess.run([sys.executable, "-c", _KILLED, str(out), mode],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == -9, done.stderr  # really killed at that point
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="renameat2 is Linux's")
+def test_a_kill_after_the_atomic_swap_leaves_the_new_report_and_the_next_run_cleans(tmp_path):
+    out = _kill_while_publishing(tmp_path, "swap")
+    assert (out / "report.md").read_text() == "new"  # never missing: swapped in one step
+    stale = [n for n in _entries(tmp_path) if n != "report"]
+    assert len(stale) == 1 and stale[0].startswith(f".report.tmp-{files_module._host()}-")
+    with staged_folder(out, ["report.md"], "report") as staging:
+        (staging / "report.md").write_text("newer")
+    assert _entries(tmp_path) == ["report"] and (out / "report.md").read_text() == "newer"
+
+
+def test_a_kill_between_the_fallback_renames_is_repaired_by_the_next_run(tmp_path):
+    out = _kill_while_publishing(tmp_path, "fallback")
+    # what the kill left: no report folder, the previous one in .report.old-*, the staging
+    assert "report" not in _entries(tmp_path)
+    assert sorted(n.split("-")[0] for n in _entries(tmp_path)) == [".report.old", ".report.tmp"]
+    # the next run, before any work, puts the previous report back and removes the staging
+    files_module.check_destination(out, ["report.md"], "report")
+    assert _entries(tmp_path) == ["report"] and (out / "report.md").read_text() == "old"
+
+
+def test_a_killed_writers_staging_is_removed_only_when_stale(tmp_path):
+    out = tmp_path / "report"
+    host = files_module._host()
+    dead = 2**22 + 12345  # above Linux's pid_max default (4194304): no such process
+    gone = tmp_path / f".report.tmp-{host}-{dead}-abcd1234"
+    live = tmp_path / f".report.tmp-{host}-{os.getpid()}-abcd1234"  # this process: kept
+    legacy_new = tmp_path / ".report.old-k2j4h5g6"  # pre-pid name, recent: kept
+    legacy_old = tmp_path / ".report.tmp-zz99yy88"  # pre-pid name, older than a week
+    other = tmp_path / ".report.tmp-mine"  # not the pattern: never touched
+    cousin = tmp_path / f".reports.tmp-{host}-{dead}-abcd1234"  # another output's
+    for folder in (gone, live, legacy_new, legacy_old, other, cousin):
+        folder.mkdir()
+    week = files_module.STALE_AFTER_SECONDS + 60
+    os.utime(legacy_old, (os.path.getmtime(legacy_old) - week,) * 2)
+    tmp_file = tmp_path / f".report.{host}-{dead}-q1w2e3r4.tmp"
+    tmp_file.write_bytes(b"x" * 1000)
+    removed = files_module.clean_stale_staging(out)
+    assert sorted(p.name for p in removed) == sorted([gone.name, legacy_old.name,
+                                                      tmp_file.name])
+    assert _entries(tmp_path) == sorted([live.name, legacy_new.name, other.name, cousin.name])
+
+
+def test_staged_file_removes_a_killed_writers_temporary_file(tmp_path):
+    # what kill -9 during `confcal score -o table.parquet` leaves: a hidden .tmp beside it
+    host = files_module._host()
+    left = tmp_path / f".table.parquet.{host}-{2**22 + 7}-a1b2c3d4.tmp"
+    left.write_bytes(b"\0" * 4096)
+    with StagedFile(tmp_path / "table.parquet") as staged:
+        assert staged.tmp.name.startswith(f".table.parquet.{host}-{os.getpid()}-")
+        staged.tmp.write_text("rows")
+    assert _entries(tmp_path) == ["table.parquet"]
+
+
+def test_outputs_need_an_existing_parent_and_are_checked_before_work(tmp_path):
+    with pytest.raises(ValidationError, match=r"the folder of the report folder must exist "
+                                              r"\(it is not created for you.*found nothing"):
+        with staged_folder(tmp_path / "typo" / "report", KNOWN, "report"):
+            pytest.fail("the block must not run")
+    assert _entries(tmp_path) == []
+    with pytest.raises(ValidationError, match=r"the entity table must be a file; found a "
+                                              r"folder"):
+        files_module.check_output_file(tmp_path, "entity table")
+    with pytest.raises(ValidationError, match=r"folder of the entity table must exist"):
+        files_module.check_output_file(tmp_path / "no" / "t.parquet", "entity table")
+    assert files_module.check_output_file(tmp_path / "t.parquet") == tmp_path / "t.parquet"
+
+
+def test_the_current_folder_is_refused_as_a_report_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for out in (Path("."), tmp_path, tmp_path.parent):
+        with pytest.raises(ValidationError, match=r"must not be the current folder or hold "
+                                                  r"it.*such as -o report"):
+            files_module.check_destination(out, KNOWN, "report")
+    assert _entries(tmp_path) == []
+
+
+def test_a_symlinked_report_folder_keeps_its_link_and_gets_the_new_report(tmp_path):
+    target = tmp_path / "real"
+    target.mkdir()
+    (target / "report.md").write_text("old")
+    link = tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    with staged_folder(link, KNOWN, "report") as staging:
+        (staging / "report.md").write_text("new")
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert (target / "report.md").read_text() == "new"
+    assert _entries(tmp_path) == ["link", "real"]
+
+
+def test_a_symlinked_file_is_written_through(tmp_path):
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    atomic_write(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal, overload
 
@@ -17,11 +18,16 @@ import numpy as np
 from .exceptions import ValidationError
 
 __all__ = [
+    "MAX_WEIGHT",
+    "MIN_WEIGHT",
+    "MAX_DEPTH_CEILING",
+    "InputLimits",
     "check_budget",
     "check_budgets",
     "check_calibration_data",
     "check_confidence",
     "check_consistent_length",
+    "check_limits",
     "check_correct",
     "check_groups",
     "check_n_bins",
@@ -30,6 +36,8 @@ __all__ = [
     "check_probability",
     "check_sample_weight",
     "check_seed",
+    "check_weights",
+    "weight_ok",
     "is_missing",
     "is_real",
 ]
@@ -243,8 +251,58 @@ def check_confidence(confidence: Any, name: str = "confidence") -> np.ndarray:
     return arr
 
 
+MIN_WEIGHT: float = 1e-100
+"""The smallest weight accepted in an entity table (schema weights, the ``weight`` column)."""
+
+MAX_WEIGHT: float = 1e100
+"""The largest weight accepted in an entity table (schema weights, the ``weight`` column).
+
+Every sum confcal forms over weights stays finite and exact to float64 rounding with
+weights in [:data:`MIN_WEIGHT`, :data:`MAX_WEIGHT`]: a sum over n <= 2**63 rows, each weight
+times a similarity <= 1 and a bootstrap multiplicity <= 2**63, is at most
+1e100 * 2**126 ~ 8.5e137, far below the float64 maximum (1.8e308), and a product of two
+weights (1e-200 to 1e200) stays a normal float. A weight of 1e308 would make the sums
+infinite (WOA inf/inf = NaN), one of 1e-320 would lose its digits to underflow."""
+
+WEIGHT_RULE = f"finite and within [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}]"
+
+
+def weight_ok(values: np.ndarray, *, zero: bool = False) -> np.ndarray:
+    """True where a float64 weight is within [MIN_WEIGHT, MAX_WEIGHT] (or 0 with ``zero``)."""
+    ok = (values >= MIN_WEIGHT) & (values <= MAX_WEIGHT)  # False for NaN and infinities
+    return ok | (values == 0) if zero else ok
+
+
+def check_weights(weights: Any, name: str = "weight") -> np.ndarray:
+    """Return weights as float64; every one finite and within [MIN_WEIGHT, MAX_WEIGHT].
+
+    Examples
+    --------
+    >>> check_weights([1.0, 2.5]).tolist()
+    [1.0, 2.5]
+    >>> check_weights([1.0, 1e308])
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: weight must be finite and within [1e-100, 1e+100]; found 1
+    value breaking it, first at index 1 (1e+308)
+    """
+    arr = _as_1d(weights, name)
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise ValidationError(f"{name} must be numbers; found dtype {arr.dtype}")
+    arr = np.asarray(arr, dtype=np.float64)
+    ok = weight_ok(arr)
+    if not ok.all():
+        raise ValidationError(f"{name} must be {WEIGHT_RULE}; {first_bad(~ok, arr)}")
+    return arr
+
+
 def check_sample_weight(sample_weight: Any, n: int, name: str = "sample_weight") -> np.ndarray:
-    """Return weights as float64; finite, >= 0, length n, with a positive total."""
+    """Return weights as float64; finite, >= 0, length n, with a positive total.
+
+    No :data:`MAX_WEIGHT` bound here: the metrics rescale weights by their largest before
+    summing, so they are scale-free over the whole float range (``tests/test_common.py``
+    checks 2**600 and 2**-600); the bound is for the sums over entity rows (WOA), which
+    are not rescaled."""
     arr = _as_1d(sample_weight, name)
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
         raise ValidationError(f"{name} must be non-negative numbers; found dtype {arr.dtype}")
@@ -362,3 +420,69 @@ def check_probability(value: Any, name: str, *, open_low: bool = True,
         hi = ")" if open_high else "]"
         raise ValidationError(f"{name} must be a number in {lo}0, 1{hi}; found {value!r}")
     return float(value)
+
+
+MAX_DEPTH_CEILING = 500
+"""The deepest JSON nesting :class:`InputLimits` can allow: Python's JSON parser recurses on
+the C stack, and deeper input would need a recursion limit that can crash the process."""
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """Bounds on what confcal reads, so that hostile input costs bounded memory and time.
+
+    Every reader of documents (:func:`confcal.scoring.io.read_documents`,
+    :func:`~confcal.scoring.io.iter_documents`, ``confcal score``) and the scorer
+    (:func:`confcal.scoring.score_documents`) take ``limits=InputLimits(...)``; input beyond a
+    limit is an error naming the file and line (or document and field) and the limit, never
+    truncated. The defaults are far above what extraction data needs; raise one when a real
+    input needs it (the CLI's ``--max-line-bytes``, ``--max-decompressed-bytes``,
+    ``--max-depth``, ``--max-value-chars``).
+
+    Parameters
+    ----------
+    max_line_bytes : int, default 16 MiB
+        The longest JSONL record (one line, in bytes, without its line ending) and the
+        largest per-document JSON file. At most this much of one record is held in memory.
+    max_decompressed_bytes : int, default 4 GiB
+        The most bytes a ``.gz`` input may decompress to (a gzip bomb expands 1,000-fold).
+    max_depth : int, default 64
+        The deepest nesting of JSON objects and lists (an invoice needs 4); at most
+        :data:`MAX_DEPTH_CEILING`.
+    max_value_chars : int, default 10,000
+        The longest string value the scorer compares. Text similarity is quadratic in the
+        length (RapidFuzz's bit-parallel Levenshtein: about 2 ms for two values of 10,000
+        characters, 0.2 s at 100,000, 22 s at a million).
+
+    Examples
+    --------
+    >>> InputLimits().max_depth
+    64
+    >>> InputLimits(max_line_bytes=0)
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: max_line_bytes must be an integer >= 1; found 0
+    """
+
+    max_line_bytes: int = 16 << 20
+    max_decompressed_bytes: int = 4 << 30
+    max_depth: int = 64
+    max_value_chars: int = 10_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_line_bytes", "max_decompressed_bytes", "max_depth",
+                     "max_value_chars"):
+            object.__setattr__(self, name, check_positive_int(getattr(self, name), name))
+        if self.max_depth > MAX_DEPTH_CEILING:
+            raise ValidationError(f"max_depth must be at most {MAX_DEPTH_CEILING} (Python's "
+                                  f"JSON parser recurses); found {self.max_depth}")
+
+
+def check_limits(limits: Any) -> InputLimits:
+    """``limits`` as given, or the defaults for None."""
+    if limits is None:
+        return InputLimits()
+    if not isinstance(limits, InputLimits):
+        raise ValidationError(f"limits must be an InputLimits or None; found "
+                              f"{type(limits).__name__}")
+    return limits

@@ -72,7 +72,7 @@ def _no_traceback(done: subprocess.CompletedProcess) -> None:
 
 # ------------------------------------------------------------------------- end to end
 def test_demo_scores_every_extractor_and_writes_the_report(tmp_path):
-    done = run("demo", "--out", "out", "--bootstrap", "10", cwd=tmp_path)
+    done = run("demo", "-o", "out", "--n-resamples", "10", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     _no_traceback(done)
     lines = done.stdout.splitlines()
@@ -108,7 +108,7 @@ def test_score_then_report_end_to_end(inputs, tmp_path):
                "-o", "b.csv", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     done = run("report", "a.parquet", "b.csv", "--by", "model", "--budgets", "0.2,0.4",
-               "--bins", "4", "--bootstrap", "20", "-o", "rep", cwd=tmp_path)
+               "--n-bins", "4", "--n-resamples", "20", "-o", "rep", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     _no_traceback(done)
     # the CSV table carries no signature, so the two are not known to be comparable
@@ -189,8 +189,8 @@ def _score(inputs: dict[str, Path], out: Path, *extra: str, truth: Path | None =
 @pytest.mark.parametrize(("args", "message"), [
     (["nonsense"], "invalid choice: 'nonsense'"),
     (["demo", "--budgets", "0,2"], "must be comma-separated numbers in (0, 1]"),
-    (["demo", "--bins", "0"], "argument --bins: must be an integer >= 1; found '0'"),
-    (["demo", "--bootstrap", "many"], "must be an integer >= 0; found 'many'"),
+    (["demo", "--n-bins", "0"], "argument --n-bins: must be an integer >= 1; found '0'"),
+    (["demo", "--n-resamples", "many"], "must be an integer >= 0; found 'many'"),
     (["score", "--schema", "fcc-invoice", "--truth", "t", "--pred", "p", "-o", "x.json"],
      "must end in .parquet, .csv, .csv.gz; found 'x.json'"),
     (["score", "--schema", "s", "--truth", "t", "--pred", "p", "-o", "x.csv", "--meta", "m"],
@@ -314,7 +314,7 @@ def test_report_refuses_a_folder_that_is_not_a_report(inputs, tmp_path, capsys):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "thesis.tex").write_text("keep me")
-    assert main(["report", str(tmp_path / "e.csv"), "--bootstrap", "0", "-o", str(mine)]) == 1
+    assert main(["report", str(tmp_path / "e.csv"), "--n-resamples", "0", "-o", str(mine)]) == 1
     assert "must be new, empty or a previous confcal report" in _error(capsys)
     assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e.csv", "mine"]

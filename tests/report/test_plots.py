@@ -108,7 +108,8 @@ def test_auroc_vs_woa_places_runs_and_draws_intervals():
                         and len(c.get_offsets()) and c.get_label() in ("a", "b")])
     assert points.tolist() == [[0.9, 0.8], [0.7, 0.6]]
     texts = [t.get_text() for t in ax.texts]
-    assert texts[:2] == ["clean", "high"]
+    # the tiers are marker shapes with their own legend: no text on the points
+    assert [t.get_text() for t in fig.legends[1].get_texts()] == ["clean", "high"]
     assert "1 runs without WOA or AUROC not shown" in texts
     with pytest.raises(ValidationError, match=r"label must name columns of runs; found \['x'\]"):
         plots.auroc_vs_woa(runs, label="x")

@@ -73,8 +73,12 @@ def test_read_entities_names_the_file_and_the_line(entities, tmp_path):
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"weight": 0.0},
-     r"column weight must be finite and > 0; found 17 values breaking it, first on row 0 \(0.0\)"),
+    ({"weight": 0.0}, r"column weight must be finite and within \[1e-100, 1e\+100\] \(sums "
+                      r"stay finite\); found 17 values breaking it, first on row 0 \(0.0\)"),
+    # 1e308: Σ weight overflows and WOA became inf/inf = NaN ("every row is TN")
+    ({"weight": 1e308}, r"column weight must be finite and within \[1e-100, 1e\+100\]"),
+    ({"weight": 1e-320}, r"column weight must be finite and within \[1e-100, 1e\+100\]"),
+    ({"correct": "1"}, r"column correct must be true/false \(or 1/0\)"),
     ({"similarity": 1.2}, r"column similarity must be within \[0, 1\]"),
     ({"correct": "yes"}, r"column correct must be true/false \(or 1/0\)"),
     ({"doc_id": None}, "column doc_id must not be empty"),

@@ -288,7 +288,9 @@ def test_entity_table_shape(fixture_result):
     assert isinstance(entities["outcome"].dtype, pd.CategoricalDtype)
     assert list(entities["outcome"].cat.categories) == list(OUTCOMES)
     assert list(entities["field"].cat.categories) == list(FCC_INVOICE.entity_fields)
-    assert entities["truth"].dtype == object and entities["prediction"].dtype == object
+    # raw values in an extension column that Arrow (Parquet) accepts: tests/scoring/
+    # test_hostile_input.py round-trips it
+    assert str(entities["truth"].dtype) == str(entities["prediction"].dtype) == "confcal.value"
     assert entities["correct"].dtype == bool
     assert (entities["correct"] == entities["outcome"].isin(["TP", "TN"])).all()
     # top-level fields have no item indices

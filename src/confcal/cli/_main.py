@@ -2,11 +2,18 @@
 
 ::
 
-    confcal demo   [--out DIR] [--bootstrap N] [--budgets B,...] [--bins M] [--seed S]
+    confcal demo   [-o DIR] [--n-resamples N] [--budgets B,...] [--n-bins M] [--min-count C]
+                   [--seed S]
     confcal score  --schema fcc-invoice|SCHEMA.json --truth T --pred P [--meta KEY=VALUE ...]
                    [--strict] -o OUT.parquet|OUT.csv
-    confcal report ENTITIES... [--by COL,...] [--budgets B,...] [--bins M] [--bootstrap N]
-                   [--seed S] [--sketch] [--title TEXT] -o DIR
+    confcal report ENTITIES... [--by COL,...] [--budgets B,...] [--n-bins M] [--min-count C]
+                   [--n-resamples N] [--seed S] [--sketch] [--title TEXT] -o DIR
+    confcal qa     --records R.jsonl|--docbench DIR|--demo [...] -o DIR
+
+One vocabulary: ``-o/--output`` names what every subcommand writes, and the options are the
+library's keywords (``--n-bins`` is ``n_bins``, ``--n-resamples`` is ``n_resamples``,
+``--min-count`` is ``min_count``). The spellings of before (``--out``, ``--bins``,
+``--bootstrap``) still work for one release, with a deprecation warning on stderr.
 
 Every subcommand also takes ``--debug`` (a traceback with errors) and ``--progress`` (a
 progress bar even when stderr is not a terminal). Exit codes: 0 success, 1 a data error
@@ -49,7 +56,6 @@ _DEMO_NOTE = ("The demo corpus is synthetic: 75 invented FCC-style invoices and 
               "simulated extractors at four degradation tiers (confcal.datasets). No real "
               "document, advertiser or model is involved.")
 
-
 class _DataError(ConfcalError):
     """An input problem found by the command itself (a file, a line, a doc id)."""
 
@@ -86,6 +92,29 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _size(text: str) -> int:
+    """A byte count: an integer, or one with a binary suffix K, M or G (16M = 16 MiB)."""
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    try:
+        value = int(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive byte count such as 16777216, 16M or 4G; found {text!r}")
+    return value
+
+
+def _depth(text: str) -> int:
+    from .._validation import MAX_DEPTH_CEILING
+
+    value = _int_at_least(1)(text)
+    if value > MAX_DEPTH_CEILING:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_DEPTH_CEILING} (Python's JSON parser recurses); found {text!r}")
+    return value
+
+
 def _columns(text: str) -> tuple[str, ...]:
     columns = tuple(part.strip() for part in text.split(","))
     if not all(columns):
@@ -115,6 +144,21 @@ def _entities_path(text: str) -> Path:
     return Path(text)
 
 
+class _Deprecated(argparse.Action):
+    """An old option spelling: stores into the new option's ``dest`` and says so on stderr."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, instead: str,
+                 **kwargs: Any) -> None:
+        self.instead = instead
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"confcal: warning: {option_string} is deprecated and will be removed in the "
+              f"next release; use {self.instead}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def _parser() -> argparse.ArgumentParser:
     from .._version import __version__
 
@@ -129,7 +173,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Can you trust the confidence? Score document extractions against "
                     "ground truth and compare how well each run's confidence separates "
                     "right from wrong (WOA, F1, AUROC, ECE, Brier, ECARB).",
-        epilog="Exit codes: 0 success, 1 data error, 2 usage error. Docs: docs/cli.md")
+        epilog="Exit codes: 0 success, 1 data error, 2 usage error. `confcal COMMAND "
+               "--help` lists a command's options; `python -m pydoc confcal` documents the "
+               "library.")
     parser.add_argument("--version", action="version", version=f"confcal {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -138,11 +184,19 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--budgets", type=_budgets, default=None, metavar="B,...",
                        help="ECARB review budgets (default 0.1,0.3, the library's "
                             "DEFAULT_BUDGETS)")
-        p.add_argument("--bins", type=_int_at_least(1), default=5, metavar="M",
-                       help="equal-mass bins of ECE (default 5, the paper's)")
-        p.add_argument("--bootstrap", type=_int_at_least(0), default=bootstrap, metavar="N",
-                       help=f"document resamples for the intervals, 0 for none "
-                            f"(default {bootstrap})")
+        p.add_argument("--n-bins", type=_int_at_least(1), default=5, metavar="M",
+                       help="equal-mass bins of ECE and of the reliability diagrams "
+                            "(default 5, the paper's)")
+        p.add_argument("--bins", type=_int_at_least(1), dest="n_bins", action=_Deprecated,
+                       instead="--n-bins")
+        p.add_argument("--min-count", type=_int_at_least(0), default=30, metavar="C",
+                       help="reliability bins with fewer predictions are not drawn "
+                            "(default 30)")
+        p.add_argument("--n-resamples", type=_int_at_least(0), default=bootstrap,
+                       metavar="N", help=f"bootstrap resamples of documents for the "
+                                         f"intervals, 0 for none (default {bootstrap})")
+        p.add_argument("--bootstrap", type=_int_at_least(0), dest="n_resamples",
+                       action=_Deprecated, instead="--n-resamples")
         p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
     demo = commands.add_parser(
@@ -150,8 +204,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Score the four simulated extractors of the bundled synthetic corpus at "
                     "every degradation tier, print the comparison table and write the full "
                     "report.")
-    demo.add_argument("--out", type=Path, default=Path("confcal-report"), metavar="DIR",
-                      help="report folder (default ./confcal-report)")
+    demo.add_argument("-o", "--output", type=Path, default=Path("confcal-report"),
+                      metavar="DIR", help="report folder (default ./confcal-report)")
+    demo.add_argument("--out", type=Path, dest="output", action=_Deprecated,
+                      instead="-o/--output")
     report_options(demo, bootstrap=200)
 
     score = commands.add_parser(
@@ -178,6 +234,22 @@ def _parser() -> argparse.ArgumentParser:
                             "comparing with published numbers")
     score.add_argument("-o", "--output", required=True, type=_entities_path, metavar="OUT",
                        help="entity table to write: .parquet, .csv or .csv.gz")
+    score.add_argument("--allow-empty", action="store_true",
+                       help="accept a prediction file or folder without documents (every truth "
+                            "value is then scored as missing) instead of failing")
+    limits = score.add_argument_group(
+        "input limits", "hostile or broken input fails with the file and line instead of "
+                        "exhausting memory or time; raise a limit for a real input beyond it")
+    limits.add_argument("--max-line-bytes", type=_size, default=16 << 20, metavar="N",
+                        help="longest JSONL line or per-document JSON file (default 16M)")
+    limits.add_argument("--max-decompressed-bytes", type=_size, default=4 << 30, metavar="N",
+                        help="most bytes a .gz input may decompress to (default 4G)")
+    limits.add_argument("--max-depth", type=_depth, default=64, metavar="N",
+                        help="deepest nesting of JSON objects and lists (default 64, at most "
+                             "500)")
+    limits.add_argument("--max-value-chars", type=_int_at_least(1), default=10_000,
+                        metavar="N", help="longest string value compared; text comparison is "
+                                          "quadratic in length (default 10000)")
 
     report = commands.add_parser(
         "report", parents=[common], help="compare runs from entity tables and write the report",
@@ -195,8 +267,11 @@ def _parser() -> argparse.ArgumentParser:
                              "calibration sketches in bounded memory: writes metrics.csv and "
                              "report.md only (no intervals, no figures: they need the rows)")
     report.add_argument("--title", default="confcal report", help="report title")
-    report.add_argument("-o", "--out", required=True, type=Path, metavar="DIR",
-                        help="report folder")
+    # not required=True: the deprecated --out gives it too (checked in main)
+    report.add_argument("-o", "--output", type=Path, default=None, metavar="DIR",
+                        help="report folder (required)")
+    report.add_argument("--out", type=Path, dest="output", action=_Deprecated,
+                        instead="-o/--output")
     # DocBench-style QA evaluation lives with confcal.qa.docqa; it brings its own options
     add_qa_parser(commands, parents=[common])
     return parser
@@ -212,20 +287,28 @@ class _Console:
     def say(self, message: str) -> None:
         print(f"confcal: {message}", file=self.stream, flush=True)
 
-    def bar(self, total: int | None, unit: str) -> Any:
-        # total None: a stream of unknown length, shown on a terminal whatever its size
+    def bar(self, total: int | None, unit: str, desc: str | None = None,
+            minimum: int = PROGRESS_MIN_DOCUMENTS) -> Any:
+        # total None: a stream of unknown length, shown on a terminal whatever its size;
+        # a bar only on a terminal (or with --progress), never in a log or a pipe
         wanted = self.forced or (self.stream.isatty() and (
-            total is None or total > PROGRESS_MIN_DOCUMENTS))
+            total is None or total > minimum))
         if not wanted:
             return None
         try:
             from tqdm import tqdm
         except ImportError:
             if self.forced:
-                self.say("no progress bar: tqdm is not installed (pip install 'confcal[cli]')")
+                self.say("no progress bar: tqdm is not installed (pip install tqdm, or pip "
+                         "install -e '.[cli]' in a clone of confcal)")
             return None
-        return tqdm(total=total, unit=unit, file=self.stream, leave=False,
+        return tqdm(total=total, unit=unit, desc=desc, file=self.stream, leave=False,
                     dynamic_ncols=True)
+
+    def stages(self, *, desc: str, total: int) -> Any:
+        """A bar for one stage of write_report (its ``progress``): every stage that takes
+        more than a second gets one; a stage of a few steps is no reason to hide it."""
+        return self.bar(total, "step", desc, minimum=0)
 
 
 def _load_schema(name: str) -> Any:
@@ -280,19 +363,29 @@ def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
 def _score(args: argparse.Namespace, console: _Console) -> int:
     import numpy as np
 
+    from .._files import check_output_file
     from ..scoring._documents import paired_documents
     from ..scoring._result import OUTCOMES
     from ..scoring._scoring import extraction_signature
     from ..scoring._stream import score_documents_iter
     from ..scoring._tables import ChunkWriter
 
+    # before any reading or scoring: a folder named like a table, or a missing folder, fails
+    # now, not after the whole input was scored (and no folder is created for a typo)
+    check_output_file(args.output, "entity table")
     schema = _load_schema(args.schema)
     meta = dict(args.meta)
     started = time.perf_counter()
     # Streamed: one chunk of documents and its rows in memory at a time, each chunk a
     # Parquet row group (or CSV rows); see docs/scaling.md for what else grows with size.
     recent: dict[Any, Read] = {}  # doc_id -> where its truth and prediction were read
-    pairs = paired_documents(args.truth, args.pred, recent, keep=2 * _STREAM_CHUNK)
+    from .._validation import InputLimits
+
+    limits = InputLimits(max_line_bytes=args.max_line_bytes,
+                         max_decompressed_bytes=args.max_decompressed_bytes,
+                         max_depth=args.max_depth, max_value_chars=args.max_value_chars)
+    pairs = paired_documents(args.truth, args.pred, recent, keep=2 * _STREAM_CHUNK,
+                             allow_empty=args.allow_empty, limits=limits)
     writer = ChunkWriter(args.output)
     bar = console.bar(None, "doc")
     c: dict[str, int] = {}
@@ -301,7 +394,7 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
         for result in score_documents_iter(
                 schema, pairs, chunk_size=_STREAM_CHUNK, strict=args.strict,
                 metadata=(lambda _doc_id: meta) if meta else None,
-                conventions=args.conventions):
+                conventions=args.conventions, limits=limits):
             writer.write(result.entities)
             for key, value in result.counts.items():
                 c[key] = c.get(key, 0) + value
@@ -371,19 +464,24 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
 
     from ..exceptions import UndefinedMetricWarning
     from ..report._render import write_report
+    from ..report._runs import SmallSampleWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
-        written = write_report(entities, args.out, by=by,
+        warnings.simplefilter("always", SmallSampleWarning)
+        written = write_report(entities, args.output, by=by,
                                budgets=_budgets_or_default(args.budgets),
-                               n_bins=args.bins, n_resamples=args.bootstrap, seed=args.seed,
-                               title=title, notes=notes, status=console.say)
+                               n_bins=args.n_bins, n_resamples=args.n_resamples,
+                               min_count=args.min_count, seed=args.seed,
+                               title=title, notes=notes, status=console.say,
+                               progress=console.stages)
     for w in caught:
-        if issubclass(w.category, UndefinedMetricWarning):
+        if issubclass(w.category, (UndefinedMetricWarning, SmallSampleWarning)):
             console.say(f"warning: {w.message}")
     _print_table(written.runs)
-    if args.bootstrap:
-        print(f"\n95% intervals from {args.bootstrap} document resamples are in the report.")
+    if args.n_resamples:
+        print(f"\n95% intervals from {args.n_resamples} document resamples are in the "
+              "report.")
     print(f"\nsignature: {written.signature}")
     print(f"report: {written.html}")
     return 0
@@ -391,7 +489,9 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
 
 def _demo(args: argparse.Namespace, console: _Console) -> int:
     from ..datasets import load_demo
+    from ..report._render import check_destination
 
+    check_destination(Path(args.output))  # before scoring, not after
     corpus = load_demo()
     n_docs = len(corpus.truths) * len(corpus.runs)
     console.say(f"scoring {len(corpus.runs)} runs of {len(corpus.truths)} synthetic invoices")
@@ -407,28 +507,42 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
 
 
 def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
+    from .._markdown import csv_safe_frame, escape_text
     from ..report._render import check_destination, format_runs, staged_report, to_markdown
     from ..report._runs import check_by, compare_runs_sketched
     from ..scoring.io import iter_entities
 
-    if args.bootstrap:
+    if args.n_resamples:
         console.say("--sketch: no bootstrap intervals (they resample rows, which a sketch "
-                    "does not keep); use --bootstrap 0 to silence this")
+                    "does not keep); use --n-resamples 0 to silence this")
+    out = Path(args.output)
+    check_destination(out)  # before reading a single table
     by = args.by
     if by is None:  # the metadata columns of the first table, as compare_runs; from its header
         first = next(iter_entities(args.entities[0], chunk_rows=1))
         by = check_by(None, first)
     # only the required columns and the run columns are decoded (Parquet)
-    chunks = (chunk for path in args.entities for chunk in iter_entities(path, columns=by))
-    runs = compare_runs_sketched(chunks, by=by, budgets=_budgets_or_default(args.budgets),
-                                 n_bins=args.bins)
-    out = Path(args.out)
-    check_destination(out)
+    bar = console.bar(None, "row")  # a stream of unknown length: rows read so far
+
+    def chunks() -> Iterator[Any]:
+        for path in args.entities:
+            for chunk in iter_entities(path, columns=by):
+                yield chunk
+                if bar is not None:
+                    bar.update(len(chunk))
+
+    try:
+        runs = compare_runs_sketched(chunks(), by=by,
+                                     budgets=_budgets_or_default(args.budgets),
+                                     n_bins=args.n_bins)
+    finally:
+        if bar is not None:
+            bar.close()
     with staged_report(out) as staging:
-        runs.to_csv(staging / "metrics.csv", index=False)
-        (staging / "report.md").write_text(
-            f"# {args.title}\n\nComputed from calibration sketches (exact; no bootstrap "
-            f"intervals).\n\n{to_markdown(format_runs(runs))}\n", encoding="utf-8")
+        csv_safe_frame(runs).to_csv(staging / "metrics.csv", index=False)
+        (staging / "report.md").write_text(  # the title is the user's text: escaped
+            f"# {escape_text(args.title)}\n\nComputed from calibration sketches (exact; no "
+            f"bootstrap intervals).\n\n{to_markdown(format_runs(runs))}\n", encoding="utf-8")
     _print_table(runs)
     print(f"\nreport: {out / 'report.md'}")
     return 0
@@ -443,6 +557,9 @@ def _report(args: argparse.Namespace, console: _Console) -> int:
         return _report_sketched(args, console)
 
     from .._signature import SIGNATURE_ATTR
+    from ..report._render import check_destination
+
+    check_destination(Path(args.output))  # before reading the tables, not after
 
     tables = [read_entities(path) for path in args.entities]
     entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
@@ -492,6 +609,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if repeated:
                 parser.error(f"argument --meta: each KEY must be given once; found {repeated} "
                              "more than once")
+        if args.command == "report" and args.output is None:
+            parser.error("the following arguments are required: -o/--output")
     except SystemExit as exc:  # argparse: 0 after --help/--version, 2 on a usage error
         return int(exc.code or 0)
     debug = getattr(args, "debug", False)

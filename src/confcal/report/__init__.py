@@ -8,7 +8,9 @@ scoring and metrics layers, never the command line (docs/architecture.md).
 
 from ._render import WrittenReport, format_runs, to_html, to_markdown, write_report
 from ._runs import (
+    MIN_INTERVAL_DOCUMENTS,
     RunSummary,
+    SmallSampleWarning,
     compare_runs,
     compare_runs_sketched,
     merge_summaries,
@@ -17,7 +19,9 @@ from ._runs import (
 )
 
 __all__ = [
+    "MIN_INTERVAL_DOCUMENTS",
     "RunSummary",
+    "SmallSampleWarning",
     "WrittenReport",
     "compare_runs",
     "compare_runs_sketched",

@@ -26,12 +26,13 @@ import pandas as pd
 from .._deprecation import renamed_keywords
 from .._files import check_destination as _check_folder
 from .._files import staged_folder
+from .._markdown import csv_safe_frame, escape_cell, escape_text, markdown_table
 from .._signature import table_signature
 from .._validation import check_budgets, check_positive_int, is_missing
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import DEFAULT_BUDGETS
 from ..scoring.io import check_entities
-from ._runs import check_by, compare_runs
+from ._runs import MIN_INTERVAL_DOCUMENTS, check_by, compare_runs
 
 __all__ = ["WrittenReport", "format_runs", "to_html", "to_markdown", "write_report"]
 
@@ -39,6 +40,7 @@ _REPORT_FILES = ("report.html", "report.md", "metrics.csv", "reliability.png",
                  "auroc_vs_woa.png", "ecarb_curve.png")
 _MAX_PANELS = 24  # reliability panels in one figure; more groups are named, not drawn
 _MAX_CURVES = 10  # ECARB curves per panel (tab10 colours stay distinguishable)
+_DRAWN_BINS = 10  # uniform bins of the reliability panels (the usual diagram)
 
 
 # ------------------------------------------------------------------------- formatting
@@ -99,17 +101,13 @@ def format_runs(runs: pd.DataFrame, *, digits: int = 3) -> pd.DataFrame:
     return pd.DataFrame(out, index=runs.index)
 
 
-def _md_cell(value: Any) -> str:
-    # escaped for HTML too: most Markdown renderers pass raw HTML through
-    return html.escape(" ".join(str(value).split()), quote=True).replace("|", "\\|")
-
-
 def to_markdown(table: pd.DataFrame) -> str:
-    """A DataFrame as a Markdown pipe table; every cell escaped.
+    """A DataFrame as a Markdown pipe table; every header and cell escaped.
 
-    Cells are HTML-escaped (Markdown renderers pass raw HTML through), ``|`` is escaped and
-    line breaks become spaces, so a value from a document can neither break the table nor
-    inject markup.
+    Cells go through :func:`confcal._markdown.escape_cell`: HTML as entities (Markdown
+    renderers pass raw HTML through), Markdown syntax (links, images, emphasis, code, ``|``)
+    backslash-escaped and line breaks as spaces, so a value from a document can neither
+    break the table nor inject markup, a link or a remote image.
 
     Examples
     --------
@@ -119,18 +117,14 @@ def to_markdown(table: pd.DataFrame) -> str:
     |---|---|
     | Agency | &lt;b&gt;A\\|B&lt;/b&gt; |
     """
-    header = "| " + " | ".join(_md_cell(c) for c in table.columns) + " |"
-    rule = "|" + "---|" * len(table.columns)
-    rows = ["| " + " | ".join(_md_cell(v) for v in row) + " |"
-            for row in table.itertuples(index=False, name=None)]
-    return "\n".join([header, rule, *rows])
+    return markdown_table(table.columns, table.itertuples(index=False, name=None))
 
 
 def to_html(table: pd.DataFrame, *, css_class: str = "runs") -> str:
     """A DataFrame as an HTML ``<table>``; every header and cell escaped.
 
     An interval written by :func:`format_runs` (``0.812 [0.790, 0.833]``) is set on a
-    second, smaller line.
+    second, smaller line as ``0.790–0.833``.
 
     Examples
     --------
@@ -143,19 +137,60 @@ def to_html(table: pd.DataFrame, *, css_class: str = "runs") -> str:
     </tbody>
     </table>
     """
-    def cell(value: Any) -> str:
-        text = str(value)
-        if text.endswith("]") and " [" in text:
-            estimate, interval = text.split(" [", 1)
-            return (f'{html.escape(estimate)}<br><span class="ci">'
-                    f"[{html.escape(interval)}</span>")
-        return html.escape(text)
+    cells = [[_html_cell(v) for v in row] for row in table.itertuples(index=False, name=None)]
+    return _table_html([html.escape(str(c)) for c in table.columns], cells, css_class)
 
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
-    body = "\n".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
-                     for row in table.itertuples(index=False, name=None))
-    return (f'<table class="{html.escape(css_class)}">\n<thead><tr>{head}</tr></thead>\n'
+
+def _html_cell(value: Any) -> str:
+    text = str(value)
+    if text.endswith("]") and " [" in text:
+        # "0.812 [0.790, 0.833]" as 0.812 over "0.790–0.833": one short, unbreakable
+        # line, so a dozen metric columns fit a 1024-pixel window
+        estimate, interval = text[:-1].split(" [", 1)
+        low, _, high = interval.partition(", ")
+        return (f'{html.escape(estimate)}<br><span class="ci">'
+                f"{html.escape(low)}\u2013{html.escape(high)}</span>")
+    return html.escape(text)
+
+
+def _table_html(head: Sequence[str], rows: Sequence[Sequence[str]], css_class: str) -> str:
+    """An HTML table of cells that are already HTML (escaped by the caller)."""
+    header = "".join(f"<th>{h}</th>" for h in head)
+    body = "\n".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return (f'<table class="{html.escape(css_class)}">\n<thead><tr>{header}</tr></thead>\n'
             f"<tbody>\n{body}\n</tbody>\n</table>")
+
+
+def _errors_html(errors: pd.DataFrame) -> str:
+    """The confident errors; the extracted values may break anywhere (a long token from a
+    document must not widen the page), the other columns only between words."""
+    values = {"truth", "prediction"}
+    head = [html.escape(str(c)) for c in errors.columns]
+    rows = [[(f'<span class="value">{html.escape(str(v))}</span>' if c in values
+              else html.escape(str(v))) for c, v in zip(errors.columns, row, strict=True)]
+            for row in errors.itertuples(index=False, name=None)]
+    return _table_html(head, rows, "errors")
+
+
+def _runs_html(runs: pd.DataFrame) -> str:
+    """The runs table for the page: each ECARB ceiling (``max@b``) on a third line of its
+    ECARB cell rather than in a column of its own, so the table fits 1024 pixels."""
+    text = format_runs(runs)
+    columns = [c for c in text.columns if not str(c).startswith("max@")]
+    head = [html.escape(str(c)) + ("<br>(max)" if f"max@{str(c)[6:]}" in text.columns
+                                   and str(c).startswith("ECARB@") else "")
+            for c in columns]
+    rows = []
+    for _, row in text.iterrows():
+        cells = []
+        for c in columns:
+            cell = _html_cell(row[c])
+            ceiling = f"max@{str(c)[6:]}"
+            if str(c).startswith("ECARB@") and ceiling in text.columns:
+                cell += f'<br><span class="ci">max {html.escape(str(row[ceiling]))}</span>'
+            cells.append(cell)
+        rows.append(cells)
+    return _table_html(head, rows, "runs")
 
 
 # ---------------------------------------------------------------------------- figures
@@ -173,14 +208,22 @@ def _groups(frame: pd.DataFrame, by: Sequence[str]) -> list[tuple[tuple[Any, ...
 
 
 def _short(key: Sequence[Any]) -> str:
-    return " / ".join(map(str, key)) if key else "all entities"
+    # missing metadata reads n/a here as in the tables (format_runs), never "nan"
+    return " / ".join(missing_as_na(k) for k in key) if key else "all entities"
 
 
-def _reliability_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
-    from .plots import figure_png, panel_grid, reliability_diagram
+def _reliability_panels(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFrame,
+                        min_count: int) -> tuple[Any, str]:
+    from ..metrics._metrics import ece
+    from .plots import panel_grid, plain_text, reliability_diagram
+
+    _plain = plain_text
 
     groups = _groups(frame, by)
     shown = groups[:_MAX_PANELS]
+    n_bins = runs.attrs["n_bins"]
+    # compare_runs' rows are these groups in the same order (groupby, sort=False, dropna=False)
+    table_eces = runs["ece"].to_numpy(dtype=np.float64)
     fig, axes = panel_grid(len(shown))
     for i, ((key, group), ax) in enumerate(zip(shown, axes, strict=True)):
         correct, conf = _calibration_rows(group)
@@ -189,12 +232,26 @@ def _reliability_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, 
             ax.text(0.5, 0.5, f"{_short(key)}\nno predictions with a confidence",
                     ha="center", va="center", fontsize=8, transform=ax.transAxes)
             continue
-        # the diagram's 10 uniform bins, named here: the caption says so (the table's ECE
-        # uses the equal-mass bins of compare_runs)
-        reliability_diagram(correct, conf, n_bins=10, binning="uniform", min_count=30, ax=ax,
-                            title=_short(key), legend=i == 0)
+        # drawn in 10 uniform bins (equal-mass bins crowd at high confidence and overprint),
+        # so the page has two ECEs: each panel names both, the table's (n_bins equal-mass,
+        # compare_runs) first and the drawn bins' beside it
+        reliability_diagram(correct, conf, n_bins=_DRAWN_BINS, binning="uniform",
+                            min_count=min_count, ax=ax, legend=i == 0)
+        table_ece = _number(table_eces[i], 3)  # the table's own number, not a recomputation
+        drawn_ece = ece(correct, conf, n_bins=_DRAWN_BINS, binning="uniform")
+        ax.set_title(f"{_plain(_short(key))}\nECE {table_ece} (table: {n_bins} "
+                     f"equal-mass bins)\nECE {drawn_ece:.3f} (drawn: {_DRAWN_BINS} uniform "
+                     "bins)", fontsize=8)
     note = (f"Showing the first {len(shown)} of {len(groups)} groups; metrics.csv has all."
             if len(groups) > len(shown) else "")
+    return fig, note
+
+
+def _reliability_figure(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFrame,
+                        min_count: int) -> tuple[bytes, str]:
+    from .plots import figure_png
+
+    fig, note = _reliability_panels(frame, by, runs, min_count)
     return figure_png(fig), note
 
 
@@ -269,14 +326,15 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;
 padding:0 1rem;color:#1d2430;line-height:1.45}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;
 border-bottom:1px solid #d8dde6;padding-bottom:.2rem}
-table{border-collapse:collapse;font-size:.82rem;margin:.6rem 0;display:block;overflow-x:auto}
-th,td{border:1px solid #d8dde6;padding:.25rem .5rem;text-align:right;vertical-align:top}
-th{background:#eef1f6}td:first-child,th:first-child{text-align:left}
-.ci{color:#6b7485;font-size:.72rem}.note{color:#4a5568;font-size:.9rem}
+table{border-collapse:collapse;font-size:.78rem;margin:.6rem 0;display:block;overflow-x:auto}
+th,td{border:1px solid #d8dde6;padding:.2rem .3rem;text-align:right;vertical-align:top}
+th{background:#eef1f6;font-weight:600}td:first-child,th:first-child{text-align:left}
+.ci{color:#6b7485;font-size:.68rem;white-space:nowrap}.note{color:#4a5568;font-size:.9rem}
 .banner{background:#fff7e0;border:1px solid #f0d48a;padding:.5rem .8rem;border-radius:4px}
 figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #e3e7ee}
 figcaption{font-size:.85rem;color:#4a5568}dt{font-weight:600}dd{margin:0 0 .4rem 1.2rem}
-table.errors td,table.errors th{text-align:left}
+table.errors td,table.errors th{text-align:left}.value{overflow-wrap:anywhere}
+@media (max-width:1100px){body{margin:1rem auto;padding:0 .6rem}}
 """
 
 # No script may run and nothing may load: the page is data and inline pictures, so even a
@@ -299,14 +357,15 @@ _GLOSSARY = [
       "0.5 = chance). Ranking only.")),
     ("ECE",
      ("expected calibration error over equal-mass bins: does 0.8 mean right 80% of the "
-      "time? 0 is perfect.")),
+      "time? 0 is perfect. The reliability panels show it beside the ECE of the uniform "
+      "bins they draw.")),
     ("Brier", "mean squared difference of confidence and correctness; lower is better."),
     ("ECARB@b",
      ("errors caught by reviewing the least confident share b of predictions, relative to "
       "a random review of the same size (1 = no better than random).")),
     ("max@b",
      ("the best ECARB possible at that budget (every error less confident than every right "
-      "prediction).")),
+      "prediction); on the HTML page, under the ECARB@b value.")),
 ]
 
 
@@ -324,13 +383,20 @@ def _entity_path(field: Any, truth_index: Any, pred_index: Any) -> str:
 
 
 def _confident_errors(frame: pd.DataFrame, by: Sequence[str], limit: int) -> pd.DataFrame:
+    """The ``limit`` most confident errors of each run, runs in order of first appearance."""
     conf = frame["confidence"]
     wrong = frame[conf.notna() & ~frame["correct"].astype(bool)]
     # confidence first, then a fixed order, so ties never depend on row order
     ordered = wrong.assign(_d=wrong["doc_id"].astype(str), _f=wrong["field"].astype(str)
                            ).sort_values(["confidence", "_d", "_f"],
                                          ascending=[False, True, True], kind="stable")
-    top = ordered.head(limit)
+    if by:
+        # runs numbered in order of first appearance, as in the runs table
+        run = frame.groupby(list(by), sort=False, dropna=False, observed=True).ngroup()
+        ordered = ordered.assign(_r=run.loc[ordered.index]).sort_values("_r", kind="stable")
+        top = ordered.groupby("_r", sort=False).head(limit)
+    else:
+        top = ordered.head(limit)
     missing = pd.Series(pd.NA, index=top.index)
     out = top[list(dict.fromkeys([*by, "doc_id"]))].copy()
     out["field"] = [_entity_path(f, t, p) for f, t, p in zip(
@@ -338,9 +404,16 @@ def _confident_errors(frame: pd.DataFrame, by: Sequence[str], limit: int) -> pd.
     for c in ("truth", "prediction"):
         if c in top:
             out[c] = ["(missing)" if is_missing(v) else v for v in top[c]]
+    for c in by:
+        out[c] = [missing_as_na(v) for v in top[c]]
     out["outcome"] = top["outcome"].astype(str)
-    out["confidence"] = [f"{v:.4f}" for v in top["confidence"]]
+    out["confidence"] = [f"{v:.3f}" for v in top["confidence"]]  # 3 decimals, as every table
     return out
+
+
+def missing_as_na(value: Any) -> str:
+    """A metadata value as text, ``n/a`` when it is missing (the one missing-value marker)."""
+    return "n/a" if is_missing(value, blank=False) else str(value)
 
 
 def _html_page(title: str, notes: Sequence[str], summary: str, tables: list[tuple[str, str]],
@@ -366,11 +439,11 @@ def _html_page(title: str, notes: Sequence[str], summary: str, tables: list[tupl
                   f'<img alt="{html.escape(heading)}" src="data:image/png;base64,{data}">',
                   f"<figcaption>{html.escape(caption)} ({html.escape(name)})</figcaption>",
                   "</figure>"]
-    parts.append(f"<h2>Most confident errors (top {n_errors})</h2>")
+    parts.append(f"<h2>Most confident errors (top {n_errors} per run)</h2>")
     parts.append('<p class="note">Wrong predictions with the highest confidence: what a '
                  "threshold on confidence would let through. Values are shown as extracted."
                  "</p>")
-    parts.append(to_html(errors, css_class="errors") if len(errors) else
+    parts.append(_errors_html(errors) if len(errors) else
                  '<p class="note">No wrong prediction carries a confidence.</p>')
     parts += [f'<p class="note">{html.escape(footer)}</p>', "</body>", "</html>", ""]
     return "\n".join(parts)
@@ -379,21 +452,22 @@ def _html_page(title: str, notes: Sequence[str], summary: str, tables: list[tupl
 def _markdown_page(title: str, notes: Sequence[str], summary: str,
                    tables: list[tuple[str, str]], figures: list[tuple[str, str, bytes, str]],
                    errors: pd.DataFrame, n_errors: int, footer: str) -> str:
-    parts = [f"# {_md_cell(title)}", ""]
-    parts += [f"> {_md_cell(n)}\n" for n in notes]
-    parts += [_md_cell(summary), ""]
+    parts = [f"# {escape_text(title)}", ""]
+    parts += [f"> {escape_text(n)}\n" for n in notes]
+    parts += [escape_text(summary), ""]
     for heading, table in tables:
-        parts += [f"## {_md_cell(heading)}", "", table, ""]
+        parts += [f"## {escape_text(heading)}", "", table, ""]
     parts += ["## What the columns mean", ""]
-    parts += [f"- **{_md_cell(t)}**: {_md_cell(d)}" for t, d in _GLOSSARY]
+    parts += [f"- **{escape_cell(t)}**: {escape_cell(d)}" for t, d in _GLOSSARY]
     parts.append("")
     for heading, name, _, caption in figures:
-        parts += [f"## {_md_cell(heading)}", "", f"![{_md_cell(heading)}]({name})", "",
-                  _md_cell(caption), ""]
-    parts += [f"## Most confident errors (top {n_errors})", ""]
+        # the figure is a file of the report folder, never a URL from the data
+        parts += [f"## {escape_text(heading)}", "", f"![{escape_cell(heading)}]({name})", "",
+                  escape_text(caption), ""]
+    parts += [f"## Most confident errors (top {n_errors} per run)", ""]
     parts.append(to_markdown(errors) if len(errors) else
                  "No wrong prediction carries a confidence.")
-    parts += ["", _md_cell(footer), ""]
+    parts += ["", escape_text(footer), ""]
     return "\n".join(parts)
 
 
@@ -414,8 +488,9 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
                  budgets: Sequence[float] = DEFAULT_BUDGETS,
                  n_bins: int = 5, n_resamples: int = 1000, confidence_level: float = 0.95,
                  seed: int | None = 0, title: str = "confcal report",
-                 notes: Sequence[str] = (), n_errors: int = 20,
-                 status: Callable[[str], None] | None = None) -> WrittenReport:
+                 notes: Sequence[str] = (), n_errors: int = 5, min_count: int = 30,
+                 status: Callable[[str], None] | None = None,
+                 progress: Callable[..., Any] | None = None) -> WrittenReport:
     """Write the comparison report of an entity table into a folder.
 
     Parameters
@@ -433,10 +508,19 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     title : str
     notes : sequence of str
         Shown at the top of the report (e.g. "the data are synthetic").
-    n_errors : int, default 20
-        How many of the most confident wrong predictions to list.
+    n_errors : int, default 5
+        How many of the most confident wrong predictions to list for each run (each group
+        of ``by``), so that one run's errors cannot fill the table.
+    min_count : int, default 30
+        Reliability bins holding fewer predictions are not drawn (their accuracy is noise);
+        the figure says how many were hidden.
     status : callable, optional
         Called with a short message before each slow step (the CLI prints them).
+    progress : callable, optional
+        A progress-bar factory, called as ``progress(desc=..., total=...)`` at the start of
+        each slow step (the metrics with their bootstrap, one tick per run; the figures,
+        one tick each); it returns an object with ``update(n)`` and ``close()``, as
+        ``tqdm.tqdm`` does.
 
     Returns
     -------
@@ -447,11 +531,15 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     The folder holds ``report.html`` (self-contained: figures embedded as base64 PNG, a
     Content-Security-Policy that forbids scripts and external loads), ``report.md``
     (figures by relative path), ``metrics.csv`` (the :func:`compare_runs` table, full
-    precision) and ``reliability.png``, ``auroc_vs_woa.png``, ``ecarb_curve.png``. The
-    reliability panels use 10 uniform bins and hide bins with fewer than 30 predictions;
-    the table's ECE uses ``n_bins`` equal-mass bins. When ``by`` has several columns a
-    second table pools the runs by the first one. Every value from the entity table is
-    escaped. Needs matplotlib (the ``plot`` or ``cli`` extra).
+    precision; text cells a spreadsheet would run as a formula start with ``'``, see
+    :mod:`confcal._markdown`) and ``reliability.png``, ``auroc_vs_woa.png``,
+    ``ecarb_curve.png``. One ECE per page: the reliability panels draw the table's own
+    ``n_bins`` equal-mass bins (hiding those with fewer than ``min_count`` predictions), so
+    the ECE in each panel's title is the table's. When ``by`` has several columns a second
+    table pools the runs by the first one. Every value from the entity table is escaped
+    (HTML; Markdown and HTML in ``report.md``). Intervals of a run with fewer than 30
+    documents get a :class:`SmallSampleWarning` and a note at the top of the report. Needs
+    matplotlib (the ``plot`` or ``cli`` extra).
 
     Examples
     --------
@@ -470,6 +558,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     by = check_by(by, frame)
     budgets = check_budgets(budgets)
     n_errors = check_positive_int(n_errors, "n_errors", 0)
+    min_count = check_positive_int(min_count, "min_count", 0)
     if not isinstance(title, str):
         raise ValidationError(f"title must be a string; found {title!r}")
     if isinstance(notes, str) or not all(isinstance(n, str) for n in notes):
@@ -480,36 +569,68 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         import matplotlib  # noqa: F401  (fail before any work, with the extra to install)
     except ImportError:
         raise ValidationError("write_report needs matplotlib; found it not installed (pip "
-                              "install 'confcal[cli]' or 'confcal[plot]')") from None
+                              "install matplotlib, or pip install -e '.[cli]' in a clone of "
+                              "confcal)") from None
 
-    def table(columns: Sequence[str]) -> pd.DataFrame:
+    def table(columns: Sequence[str], tick: Callable[[int], Any] | None) -> pd.DataFrame:
         return compare_runs(frame, by=columns, budgets=budgets, n_bins=n_bins,
                             n_resamples=n_resamples, confidence_level=confidence_level,
-                            seed=seed)
+                            seed=seed, progress=tick)
+
+    def stage(desc: str, total: int) -> Any:
+        return progress(desc=desc, total=total) if progress is not None else None
 
     say(f"computing metrics for {len(frame):,} entities"
         + (f" with {n_resamples} bootstrap resamples" if n_resamples else ""))
-    runs = table(by)
-    tables = [("Runs" if by else "All entities", to_html(format_runs(runs)))]
+    n_runs = len(_groups(frame, by))
+    n_pooled = len(_groups(frame, by[:1])) if len(by) > 1 else 0
+    bar = stage("metrics" + (" and bootstrap" if n_resamples else ""), n_runs + n_pooled)
+    try:
+        runs = table(by, None if bar is None else bar.update)
+        pooled = table(by[:1], None if bar is None else bar.update) if n_pooled else None
+    finally:
+        if bar is not None:
+            bar.close()
+    # compare_runs warned (SmallSampleWarning) for these; the report says so at the top
+    small = ([_short(tuple(row)) for row in
+              runs.loc[runs["n_documents"] < MIN_INTERVAL_DOCUMENTS, list(by)].itertuples(
+                  index=False, name=None)] if n_resamples else [])
+    tables = [("Runs" if by else "All entities", _runs_html(runs))]
     md_tables = [(tables[0][0], to_markdown(format_runs(runs)))]
-    if len(by) > 1:
-        pooled = table(by[:1])
+    if pooled is not None:
         heading = f"Pooled by {by[0]}"
-        tables.append((heading, to_html(format_runs(pooled))))
+        tables.append((heading, _runs_html(pooled)))
         md_tables.append((heading, to_markdown(format_runs(pooled))))
+    if small:
+        notes = [*notes, f"{len(small)} run{'s' if len(small) != 1 else ''} with fewer than "
+                 f"{MIN_INTERVAL_DOCUMENTS} documents, whose intervals are too narrow to "
+                 f"trust: {', '.join(small[:5])}{', ...' if len(small) > 5 else ''}."]
 
     say("drawing figures")
-    with warnings.catch_warnings():
-        # compare_runs has already warned about every undefined metric, naming its group
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        reliability, reliability_note = _reliability_figure(frame, by)
-        curves, curves_note = _ecarb_figure(frame, by)
-        scatter = _auroc_figure(runs)
+    bar = stage("figures", 3)
+    try:
+        with warnings.catch_warnings():
+            # compare_runs has already warned about every undefined metric, naming its group
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            reliability, reliability_note = _reliability_figure(frame, by, runs, min_count)
+            if bar is not None:
+                bar.update(1)
+            curves, curves_note = _ecarb_figure(frame, by)
+            if bar is not None:
+                bar.update(1)
+            scatter = _auroc_figure(runs)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
     figures = [
         ("Reliability diagrams", "reliability.png", reliability,
-         "Accuracy against confidence, 10 uniform bins; the number above each bar is how "
-         "many predictions it holds; bins with fewer than 30 are hidden (their count is "
-         "noted). " + reliability_note),
+         f"Accuracy against confidence in {_DRAWN_BINS} uniform bins; the number above each "
+         f"bar is how many predictions it holds; bins with fewer than {min_count} are hidden "
+         "(their count is noted). Each panel names two ECEs: the table's, over "
+         f"{n_bins} equal-mass bins, and that of the {_DRAWN_BINS} uniform bins drawn. "
+         + reliability_note),
         ("AUROC vs. WOA", "auroc_vs_woa.png", scatter,
          "Extraction quality across, confidence ranking up; one point per run"
          + (", bars are bootstrap intervals." if n_resamples else ".")),
@@ -536,7 +657,8 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         (staging / "report.md").write_text(
             _markdown_page(title, notes, summary, md_tables, figures, errors, n_errors,
                            footer), encoding="utf-8")
-        runs.to_csv(staging / "metrics.csv", index=False)
+        # text cells that a spreadsheet would run as a formula get a quote (_markdown)
+        csv_safe_frame(runs).to_csv(staging / "metrics.csv", index=False)
         for _, name, png, _ in figures:
             (staging / name).write_bytes(png)
     return WrittenReport(directory=out, html=out / "report.html", markdown=out / "report.md",

@@ -45,8 +45,20 @@ from ..scoring._totals import (
 )
 from ..scoring.io import check_entities
 
-__all__ = ["RunSummary", "compare_runs", "compare_runs_sketched", "merge_summaries",
-           "runs_table", "summarize_runs"]
+__all__ = ["MIN_INTERVAL_DOCUMENTS", "RunSummary", "SmallSampleWarning", "compare_runs",
+           "compare_runs_sketched", "merge_summaries", "runs_table", "summarize_runs"]
+
+MIN_INTERVAL_DOCUMENTS = 30
+"""Below this many documents a group's bootstrap intervals come with a SmallSampleWarning."""
+
+
+class SmallSampleWarning(UserWarning):
+    """Bootstrap intervals of a group with fewer than :data:`MIN_INTERVAL_DOCUMENTS` documents.
+
+    The percentile bootstrap resamples documents; with a handful of them the resamples take
+    few distinct values and the intervals are too narrow (they under-cover). The numbers
+    are still reported, with this warning naming the group.
+    """
 
 
 # --------------------------------------------------------------------------- the table
@@ -216,7 +228,8 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
                  budgets: Sequence[float] = DEFAULT_BUDGETS, n_resamples: int = 0,
                  n_bins: int = 5,
                  binning: str = "quantile", confidence_level: float = 0.95,
-                 seed: int | None = 0) -> pd.DataFrame:
+                 seed: int | None = 0, progress: Callable[[int], Any] | None = None
+                 ) -> pd.DataFrame:
     """The ConfBench Table 3: extraction quality and calibration, one row per run.
 
     Parameters
@@ -238,6 +251,9 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     confidence_level : float in (0, 1), default 0.95
     seed : int or None, default 0
         Seeds the resampling; the same seed gives the same intervals.
+    progress : callable, optional
+        Called with 1 after each group is done (a tqdm bar's ``update``): with intervals
+        this is the slow step.
 
     Returns
     -------
@@ -265,7 +281,8 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     pooled run move together, since they are the same invoice. WOA and F1 intervals use the
     same scheme from per-document sums. A metric undefined for a group (one class, no
     confidence, no evaluated rows) is NaN with an :class:`UndefinedMetricWarning` naming
-    the group.
+    the group. Intervals of a group with fewer than :data:`MIN_INTERVAL_DOCUMENTS` (30)
+    documents come with a :class:`SmallSampleWarning` naming it.
 
     Examples
     --------
@@ -295,10 +312,18 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     rows = []
     for key, group in groups:
         row = dict(zip(by, key, strict=True))
-        row.update(_run_metrics(group, _group_label(by, key), budgets=budgets,
+        label = _group_label(by, key)
+        row.update(_run_metrics(group, label, budgets=budgets,
                                 n_resamples=n_resamples, n_bins=n_bins, binning=binning,
                                 level=level, seed=seed))
+        if n_resamples and row["n_documents"] < MIN_INTERVAL_DOCUMENTS:
+            warnings.warn(
+                f"compare_runs, {label}: intervals from {row['n_documents']} documents "
+                f"(fewer than {MIN_INTERVAL_DOCUMENTS}) are too narrow to trust; read them "
+                "as rough", SmallSampleWarning, stacklevel=3)
         rows.append(row)
+        if progress is not None:
+            progress(1)
     out = pd.DataFrame(rows)
     out.attrs.update({"by": list(by), "budgets": list(budgets), "n_resamples": n_resamples,
                       "confidence_level": level, "n_bins": n_bins, "binning": binning,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import check_positive_int
+from .._validation import check_positive_int, is_missing
 from ..exceptions import ValidationError
 from ..metrics._metrics import ecarb_curve as _ecarb_curve
 from ..metrics._metrics import ece as _ece
@@ -38,9 +38,84 @@ _ACCENT = "#1f5fa8"
 _GAP = "#d1495b"
 
 
-def _plain(text: Any) -> str:
-    """Data as literal text: an unescaped ``$`` pair would be read as mathtext."""
-    return str(text).replace("$", r"\$")
+def plain_text(text: Any) -> str:
+    """Data as literal text: an unescaped ``$`` pair would be read as mathtext. A missing
+    value reads ``n/a``, as in the report's tables (never ``nan``)."""
+    return ("n/a" if is_missing(text, blank=False) else str(text)).replace("$", r"\$")
+
+
+_plain = plain_text
+
+
+def _count(n: int) -> str:
+    """A bin count in at most 5 characters (``987``, ``1.2k``, ``12k``, ``3.4M``)."""
+    for scale, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.1f}{suffix}" if value < 10 else f"{value:.0f}{suffix}"
+    return f"{n:d}"
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    return bool(a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1)
+
+
+def _keep_inside(ax: Axes, texts: Sequence[Any]) -> None:
+    """Count labels that would overprint one another stand upright instead; labels stay
+    inside the axes (the frame is grown to hold them)."""
+    if not texts:
+        return
+    fig = ax.get_figure(root=True)
+    if not hasattr(fig.canvas, "get_renderer"):  # type: ignore[union-attr]
+        # a user's Figure() without a canvas (FigureCanvasBase cannot measure text): give
+        # it the Agg canvas its own savefig would use for a PNG
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)  # type: ignore[arg-type]
+    renderer = fig.canvas.get_renderer()  # type: ignore[union-attr]
+
+    def measure() -> tuple[list[Any], Any]:
+        if fig.get_layout_engine() is not None:  # type: ignore[union-attr]
+            fig.draw_without_rendering()  # type: ignore[union-attr]  # lays the axes out
+        return [t.get_window_extent(renderer) for t in texts], ax.get_window_extent(renderer)
+
+    boxes, frame = measure()
+    if any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]):
+        for t in texts:
+            t.set_rotation(90)
+        boxes, frame = measure()
+    # a label at the edge of the confidence range leans inwards instead of over the frame
+    for t, box in zip(texts, boxes, strict=True):
+        if box.x1 > frame.x1:
+            t.set_horizontalalignment("right")
+        elif box.x0 < frame.x0:
+            t.set_horizontalalignment("left")
+    boxes, frame = measure()
+    # bins too close for even upright labels (equal-mass bins crowd at high confidence):
+    # keep labels left to right while they clear the last one kept, and say how many not
+    order = sorted(range(len(texts)), key=lambda i: boxes[i].x0)
+    kept: list[Any] = []
+    dropped = 0
+    for i in order:
+        if kept and _overlap(boxes[i], kept[-1]):
+            texts[i].set_visible(False)
+            dropped += 1
+        else:
+            kept.append(boxes[i])
+    if dropped:
+        ax.text(0.98, 0.02, f"{dropped} crowded bin counts not shown", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=6.5, color="0.35")
+    texts = [t for t in texts if t.get_visible()]
+    boxes, frame = measure()
+    for _ in range(4):  # the layout moves a little each time the range grows
+        top = max(b.y1 for b in boxes)
+        if top <= frame.y1 - 1:
+            break
+        # grow the y range until the highest label fits under the frame
+        low, high = ax.get_ylim()
+        per_pixel = (high - low) / frame.height
+        ax.set_ylim(low, high + (top - frame.y1 + 3) * per_pixel * 1.2)
+        boxes, frame = measure()
 
 
 def _figure(figsize: tuple[float, float], layout: Literal["constrained"] | None = "constrained"
@@ -69,15 +144,16 @@ def panel_grid(n_panels: int, *, ncols: int = 4, size: float = 3.2) -> tuple[Fig
     width, height = size * ncols, size * nrows + 0.2
     fig = _figure((width, height), layout=None)
     fig.subplots_adjust(left=0.75 / width, right=1 - 0.3 / width, bottom=0.5 / height,
-                        top=1 - 0.55 / height, wspace=0.32, hspace=0.5)
+                        top=1 - 0.7 / height, wspace=0.32, hspace=0.62)
     axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(n_panels)]
     return fig, axes
 
 
 def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
-    """The figure as PNG bytes."""
+    """The figure as PNG bytes, cropped to everything drawn (a legend beside the axes
+    included: nothing is cut at the figure's edge)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.08)
     return buffer.getvalue()
 
 
@@ -130,6 +206,8 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
     117
     1 bin with < 30 predictions hidden
     (10 predictions)
+    >>> fig.axes[0].get_title().splitlines()[1]
+    'n=510, ECE=0.097 (10 uniform bins)'
     """
     min_count = check_positive_int(min_count, "min_count", 0)
     bins = reliability_bins(correct, confidence, n_bins=n_bins, binning=binning)
@@ -157,11 +235,15 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
         ax.errorbar(x, shown["accuracy"], xerr=[left, right],
                     fmt="o", color=_ACCENT, capsize=2, label="accuracy (bin range)")
         x_text = x
-    # counts sit above the taller of the bar and its gap, so neither hides them
-    tops = np.maximum(shown["accuracy"], shown["mean_confidence"])
-    for x, top, count in zip(x_text, tops, shown["count"], strict=True):
-        ax.annotate(f"{count:,}", (x, top), xytext=(0, 2), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=7, color="0.2")
+    # a uniform bin's count sits above the taller of its bar and gap, so neither hides it;
+    # a quantile bin's just above its point
+    tops = (np.maximum(shown["accuracy"], shown["mean_confidence"]) if binning == "uniform"
+            else shown["accuracy"])
+    ax.set(xlim=(0, 1), ylim=(0, 1.08))
+    counts = [ax.annotate(_count(int(count)), (x, top), xytext=(0, 3),
+                          textcoords="offset points", ha="center", va="bottom", fontsize=6.5,
+                          color="0.2", gid="confcal-count")
+              for x, top, count in zip(x_text, tops, shown["count"], strict=True)]
     if len(hidden):
         noun = "bin" if len(hidden) == 1 else "bins"
         # top left, under the legend: empty unless a model is underconfident
@@ -170,11 +252,13 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
                 f"({int(hidden['count'].sum()):,} predictions)", transform=ax.transAxes,
                 ha="left", va="top", fontsize=7, color="0.35")
     n = int(bins["count"].sum())
+    kind = "uniform" if binning == "uniform" else "equal-mass"
     ax.set_title(f"{_plain(title or 'Reliability')}\nn={n:,}, ECE={score:.3f} "
-                 f"({n_bins} {binning} bins)", fontsize=9)
-    ax.set(xlim=(0, 1), ylim=(0, 1.08), xlabel="confidence", ylabel="accuracy")
+                 f"({n_bins} {kind} bins)", fontsize=9)
+    ax.set(xlabel="confidence", ylabel="accuracy")
     if legend:
         ax.legend(loc="upper left", fontsize=7, frameon=False)
+    _keep_inside(ax, counts)
     return fig
 
 
@@ -229,7 +313,11 @@ def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
                 label=f"ceiling: {name}")
     ax.set(xlabel="review budget (% least confident reviewed)",
            ylabel="ECARB (x random)", xlim=(0, 100))
-    ax.set_ylim(bottom=0)
+    # every curve drawn into these axes so far, not only this one: set_ylim(bottom=0) alone
+    # would freeze the top at the first curve's range and cut off a later, higher curve
+    values = [np.asarray(line.get_ydata(), dtype=np.float64) for line in ax.lines]
+    finite = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.array([])
+    ax.set_ylim(0, 1.06 * max(1.0, float(finite.max()) if finite.size else 1.0))
     if title is not None:
         ax.set_title(_plain(title), fontsize=9)
     ax.legend(fontsize=7, frameon=False)
@@ -256,8 +344,12 @@ def auroc_vs_woa(runs: pd.DataFrame, *, label: str | Sequence[str] | None = None
     """One point per run: extraction accuracy (WOA) across, ranking quality (AUROC) up.
 
     A model can extract well and still not know when it is wrong; this picture separates
-    the two. Points are coloured by the first label column and annotated with the others;
-    with bootstrap intervals in ``runs`` (``woa_low`` ... ``auroc_high``) they get error bars.
+    the two. Points are coloured by the first label column and shaped by the others (two
+    legends beside the axes, so no text sits on the points); with more than 10 combinations
+    of the others, they are written beside the points instead, each where it overlaps no
+    other label or point (one with no free place is left out, and the plot says how many).
+    With bootstrap intervals in ``runs`` (``woa_low`` ... ``auroc_high``) points get error
+    bars.
 
     Parameters
     ----------
@@ -281,7 +373,7 @@ def auroc_vs_woa(runs: pd.DataFrame, *, label: str | Sequence[str] | None = None
     >>> runs = pd.DataFrame({"model": ["a", "b"], "tier": ["clean", "high"],
     ...                      "woa": [0.95, 0.71], "auroc": [0.81, 0.64]})
     >>> fig = auroc_vs_woa(runs, label=["model", "tier"])
-    >>> [t.get_text() for t in fig.axes[0].texts]
+    >>> [t.get_text() for t in fig.legends[1].get_texts()]  # tiers as shapes, beside
     ['clean', 'high']
     """
     if not isinstance(runs, pd.DataFrame):
@@ -292,33 +384,105 @@ def auroc_vs_woa(runs: pd.DataFrame, *, label: str | Sequence[str] | None = None
         raise ValidationError(f"runs must have the columns 'woa' and 'auroc'; found {absent} "
                               "absent")
     columns = _label_columns(runs, label)
-    fig, ax = _axes(ax, (5.6, 4.4))
+    created = ax is None
+    fig, ax = _axes(ax, (6.4, 4.6))
     placed = runs[runs["woa"].notna() & runs["auroc"].notna()]
-    colour_key = placed[columns[0]].astype(str) if columns else pd.Series("run", placed.index)
+    colour_key = (placed[columns[0]].map(_plain) if columns
+                  else pd.Series("run", index=placed.index))
+    rest_key = pd.Series([" / ".join(_plain(row[c]) for c in columns[1:])
+                          for _, row in placed.iterrows()], index=placed.index, dtype=object)
     from matplotlib import colormaps
+    from matplotlib.lines import Line2D
 
     cmap = colormaps["tab10"]
     colours = {k: cmap(i % 10) for i, k in enumerate(dict.fromkeys(colour_key))}
+    # the other label columns as marker shapes when few enough (no text to overprint),
+    # else as text labels placed where they overlap nothing already drawn
+    rests = list(dict.fromkeys(rest_key)) if len(columns) > 1 else []
+    use_markers = 0 < len(rests) <= len(_MARKERS)
+    markers = {r: (_MARKERS[i] if use_markers else "o") for i, r in enumerate(rests)}
     has_ci = {"woa_low", "woa_high", "auroc_low", "auroc_high"} <= set(runs.columns)
-    for key, group in placed.groupby(colour_key, sort=False):
-        x, y = group["woa"].to_numpy(float), group["auroc"].to_numpy(float)
+    for index, row in placed.iterrows():
+        x, y = float(row["woa"]), float(row["auroc"])
+        colour = colours[colour_key[index]]
         if has_ci:
-            xerr = np.abs(np.vstack([x - group["woa_low"], group["woa_high"] - x]))
-            yerr = np.abs(np.vstack([y - group["auroc_low"], group["auroc_high"] - y]))
-            ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="none", ecolor=colours[key],
-                        alpha=0.5, lw=1)
-        ax.scatter(x, y, color=colours[key], s=28, label=_plain(key), zorder=3)
-        for (_, row), xi, yi in zip(group.iterrows(), x, y, strict=True):
-            rest = " / ".join(str(row[c]) for c in columns[1:])
-            if rest:
-                ax.annotate(_plain(rest), (xi, yi), xytext=(4, 3), textcoords="offset points",
-                            fontsize=7, color="0.25")
-    ax.axhline(0.5, color="0.55", lw=1, ls=":", label="chance ranking")
+            xerr = np.abs([[x - row["woa_low"]], [row["woa_high"] - x]])
+            yerr = np.abs([[y - row["auroc_low"]], [row["auroc_high"] - y]])
+            ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt="none", ecolor=colour, alpha=0.5,
+                        lw=1)
+        ax.scatter([x], [y], color=colour, s=34, zorder=3, edgecolors="white", linewidths=0.5,
+                   marker=markers.get(rest_key[index], "o"), label=colour_key[index])
+    ax.axhline(0.5, color="0.55", lw=1, ls=":")
     if len(placed) < len(runs):
         ax.text(0.02, 0.02, f"{len(runs) - len(placed)} runs without WOA or AUROC not shown",
                 transform=ax.transAxes, fontsize=7, color="0.35")
     ax.set(xlabel="WOA (extraction accuracy)", ylabel="AUROC (confidence ranks right above "
            "wrong)")
     ax.set_title(_plain(title or "Extraction accuracy vs. confidence ranking"), fontsize=9)
-    ax.legend(fontsize=7, frameon=False, loc="best")
+    handles = [Line2D([], [], ls="", marker="o", color=c, label=_plain(k))
+               for k, c in colours.items()]
+    handles.append(Line2D([], [], color="0.55", lw=1, ls=":", label="chance ranking"))
+    own = created and fig.get_layout_engine() is not None
+    style = {"fontsize": 7, "frameon": False, "title_fontsize": 7}
+    # beside the axes, where no point can be: with a figure of its own, as figure legends
+    # the constrained layout makes room for; in a caller's axes, inside them
+    first_title = _plain(columns[0]) if columns else None
+    if own:
+        fig.legend(handles=handles, loc="outside right upper", title=first_title, **style)
+    else:
+        first = ax.legend(handles=handles, loc="upper left", title=first_title, **style)
+    if use_markers:
+        shapes = [Line2D([], [], ls="", marker=markers[r], color="0.3", label=r) for r in rests]
+        shape_title = " / ".join(map(_plain, columns[1:]))
+        if own:
+            fig.legend(handles=shapes, loc="outside right lower", title=shape_title, **style)
+        else:
+            ax.add_artist(first)
+            ax.legend(handles=shapes, loc="lower right", title=shape_title, **style)
+    elif rests:
+        _place_labels(ax, [(float(r["woa"]), float(r["auroc"]), rest_key[i])
+                           for i, r in placed.iterrows()])
     return fig
+
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+# offsets (points) tried in turn for a text label beside its point
+_OFFSETS = ((5, 4, "left", "bottom"), (5, -4, "left", "top"), (-5, 4, "right", "bottom"),
+            (-5, -4, "right", "top"), (0, 7, "center", "bottom"), (0, -7, "center", "top"),
+            (9, 0, "left", "center"), (-9, 0, "right", "center"))
+
+
+def _place_labels(ax: Axes, points: Sequence[tuple[float, float, str]]) -> None:
+    """Each label at the first offset where it overlaps no label or point already drawn,
+    inside the axes; a label with no free place is left out and the omission noted."""
+    fig = ax.get_figure(root=True)
+    if not hasattr(fig.canvas, "get_renderer"):  # type: ignore[union-attr]
+        # a user's Figure() without a canvas (FigureCanvasBase cannot measure text): give
+        # it the Agg canvas its own savefig would use for a PNG
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)  # type: ignore[arg-type]
+    renderer = fig.canvas.get_renderer()  # type: ignore[union-attr]
+    frame = ax.get_window_extent(renderer)
+    dots = [ax.transData.transform((x, y)) for x, y, _ in points]
+    taken: list[Any] = []
+    left_out = 0
+    for x, y, text in points:
+        for dx, dy, ha, va in _OFFSETS:
+            label = ax.annotate(_plain(text), (x, y), xytext=(dx, dy),
+                                textcoords="offset points", ha=ha, va=va, fontsize=7,
+                                color="0.25")
+            box = label.get_window_extent(renderer)
+            inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
+                      and box.y1 <= frame.y1)
+            hits_dot = any(box.x0 - 3 < px < box.x1 + 3 and box.y0 - 3 < py < box.y1 + 3
+                           for px, py in dots)
+            if inside and not hits_dot and not any(_overlap(box, t) for t in taken):
+                taken.append(box)
+                break
+            label.remove()
+        else:
+            left_out += 1
+    if left_out:
+        ax.text(0.98, 0.02, f"{left_out} labels left out (no free place)",
+                transform=ax.transAxes, ha="right", fontsize=7, color="0.35")

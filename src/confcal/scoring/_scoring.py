@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .._signature import SIGNATURE_ATTR
-from .._validation import is_missing
+from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, weight_ok
 from .._version import __version__
 from ..exceptions import ValidationError
 from ._kernels import (
@@ -43,7 +43,15 @@ from ._kernels import (
     kernel,
     missing_flags,
 )
-from ._result import ENTITY_COLUMNS, OUTCOMES, ExtractionResult
+from ._result import (
+    ENTITY_COLUMNS,
+    OUTCOMES,
+    ExtractionResult,
+    ValueArray,
+    ValueDtype,
+    value_column,
+)
+from ._text import check_document_lengths, check_value_lengths
 from .matching import assign_pairs, item_similarity
 from .predictions import FAST_SCALARS, LeafError, check_scalar, unwrap_leaf
 from .schema import Field, Items, Schema
@@ -189,21 +197,30 @@ def _leaf_error(doc_id: Any, field: str, exc: LeafError) -> ValidationError:
                            field=field)
 
 
-def _check_truth_column(values: list[Any], where: Callable[[int], tuple[Any, str]]) -> None:
-    """Every truth value is a scalar or missing; ``where(k)`` is (doc id, field path) of
-    value k, for the error."""
-    if FAST_SCALARS.issuperset(map(type, values)):
-        return
-    for k, value in enumerate(values):
-        try:
-            check_scalar(value, "truth value")
-        except LeafError as exc:
-            raise _leaf_error(*where(k), exc) from None
+def _check_truth_column(values: list[Any], where: Callable[[int], tuple[Any, str]],
+                        max_chars: int) -> None:
+    """Every truth value is a scalar or missing, and no longer than ``max_chars``;
+    ``where(k)`` is (doc id, field path) of value k, for the error."""
+    if not FAST_SCALARS.issuperset(map(type, values)):
+        for k, value in enumerate(values):
+            try:
+                check_scalar(value, "truth value")
+            except LeafError as exc:
+                raise _leaf_error(*where(k), exc) from None
+    check_value_lengths(values, where, "the truth value", max_chars)
 
 
-def _pred_column(leaves: list[Any], where: Callable[[int], tuple[Any, str]]
+def _pred_column(leaves: list[Any], where: Callable[[int], tuple[Any, str]], max_chars: int
                  ) -> tuple[list[Any], list[float]]:
-    """Values and confidences (NaN when absent) of a column of predicted leaves."""
+    """Values and confidences (NaN when absent) of a column of predicted leaves; no value
+    longer than ``max_chars``."""
+    values, confidences = _unwrap_column(leaves, where)
+    check_value_lengths(values, where, "the predicted value", max_chars)
+    return values, confidences
+
+
+def _unwrap_column(leaves: list[Any], where: Callable[[int], tuple[Any, str]]
+                   ) -> tuple[list[Any], list[float]]:
     if leaves and _DICT.issuperset(map(type, leaves)) and _TWO.issuperset(map(len, leaves)):
         # The common all-{"value", "confidence"} column, checked with C-level builtins
         # instead of leaf by leaf; any other shape takes the general path below.
@@ -251,7 +268,7 @@ def _comparator_key(comparator: Any) -> Any:
 
 def _flush_top_fields(
     fields: list[_TopField], doc_ids: list[Any], truth_docs: list[Mapping[str, Any]],
-    pred_docs: list[Mapping[str, Any]], pool: _Pool, out: _Chunks,
+    pred_docs: list[Mapping[str, Any]], pool: _Pool, out: _Chunks, max_chars: int,
 ) -> None:
     """Read, check and compare every top-level field for all documents at once.
 
@@ -275,8 +292,9 @@ def _flush_top_fields(
                 return doc_ids[k], name
 
             column = [doc.get(name) for doc in truth_docs]
-            _check_truth_column(column, where)
-            values, confidences = _pred_column([doc.get(name) for doc in pred_docs], where)
+            _check_truth_column(column, where, max_chars)
+            values, confidences = _pred_column([doc.get(name) for doc in pred_docs], where,
+                                               max_chars)
             truth.extend(column)
             prediction.extend(values)
             confidence.extend(confidences)
@@ -392,7 +410,7 @@ class _ItemsField:
             tally["unknown_fields"] += len(extra)
 
     def flush(self, pool: _Pool, out: _Chunks, tally: dict[str, int], strict: bool,
-              pair_budget: int) -> None:
+              pair_budget: int, max_chars: int) -> None:
         if not self.docs:
             return
         k = len(self.subs)
@@ -413,10 +431,10 @@ class _ItemsField:
         truth_cols, pred_cols, conf_cols = [], [], []
         for sub in self.subs:
             column = [item.get(sub) for item in self.truth_items]
-            _check_truth_column(column, where(locate_truth, sub))
+            _check_truth_column(column, where(locate_truth, sub), max_chars)
             truth_cols.append(column)
             values, confidences = _pred_column(
-                [item.get(sub) for item in self.pred_items], where(locate_pred, sub)
+                [item.get(sub) for item in self.pred_items], where(locate_pred, sub), max_chars
             )
             pred_cols.append(values)
             conf_cols.append(confidences)
@@ -537,6 +555,7 @@ def score_documents(
     metadata: Mapping[Any, Mapping[str, Any]] | None = None,
     strict: bool = False,
     conventions: str = "confcal",
+    limits: InputLimits | None = None,
 ) -> ExtractionResult:
     """Score predicted documents against ground truth.
 
@@ -565,6 +584,9 @@ def score_documents(
         counted in ``counts["excluded_by_conventions"]``. Text is accepted at 0.5 and line
         items are paired at 0.7 whatever the schema's thresholds; see
         ``docs/concepts.md`` for every rule.
+    limits : InputLimits, optional
+        Its ``max_value_chars`` (default 10,000) bounds the length of every string value
+        compared, truth and prediction: text similarity is quadratic in the length.
 
     Returns
     -------
@@ -576,9 +598,12 @@ def score_documents(
         Naming the document id and field path (``doc 'inv-17', field LineItems[3].Rate:
         ...``): a document that is not a mapping, an Items value that is not a list, a truth
         value that is not a scalar, a malformed predicted leaf (confidence outside [0, 1],
-        bad candidates list), a prediction for a doc id absent from truths, a repeated doc
-        id, no truth documents. The same location is in the error's ``doc_id``, ``field``
-        and ``index`` (position in ``truths``) attributes.
+        bad candidates list), a string value longer than ``limits.max_value_chars``, a
+        prediction for a doc id absent from truths, a repeated doc id, no truth documents,
+        a schema weight whose entity weight falls outside [1e-100, 1e100]
+        (:data:`confcal._validation.MAX_WEIGHT`: sums must stay finite). The same location
+        is in the error's ``doc_id``, ``field`` and ``index`` (position in ``truths``)
+        attributes.
 
     Notes
     -----
@@ -622,6 +647,7 @@ def score_documents(
         raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
     if not isinstance(strict, bool):
         raise ValidationError(f"strict must be True or False; found {strict!r}")
+    max_chars = check_limits(limits).max_value_chars
     from . import _stickler
 
     stickler = _stickler.check_conventions(conventions) == "stickler-1.0"
@@ -639,7 +665,9 @@ def score_documents(
         )
     meta = _metadata_columns(metadata, doc_ids, doc_pos)
     signature = extraction_signature(schema, conventions)
+    thresholds, weights = _leaf_settings(schema)
     if stickler:
+        check_document_lengths(schema, truth_docs, pred_docs, max_chars)
         return _signed(_stickler.score(schema, truth_docs, pred_docs, doc_ids, meta, strict),
                        signature)
 
@@ -694,10 +722,9 @@ def score_documents(
         for it in lists:
             it.collect(pos, doc_id, truth_doc, pred_doc)
 
-    _flush_top_fields(top, doc_ids, truth_list, pred_list, pool, out)
+    _flush_top_fields(top, doc_ids, truth_list, pred_list, pool, out, max_chars)
     for it in lists:
-        it.flush(pool, out, tally, strict, _PAIR_BUDGET)
-    thresholds, weights = _leaf_settings(schema)
+        it.flush(pool, out, tally, strict, _PAIR_BUDGET, max_chars)
     return _signed(_assemble(pool, out, names, thresholds, weights, doc_ids, meta, tally),
                    signature)
 
@@ -732,7 +759,12 @@ def _signed(result: ExtractionResult, signature: str) -> ExtractionResult:
     """The result with its signature, also carried by the entity table (written to Parquet
     by :func:`confcal.scoring.io.write_entities`, read back by
     :func:`confcal.scoring.io.read_entities`)."""
-    result.entities.attrs[SIGNATURE_ATTR] = signature
+    entities = result.entities
+    for column in ("truth", "prediction"):  # the stickler-1.0 table builds object columns
+        if column in entities and not isinstance(entities[column].dtype, ValueDtype):
+            entities[column] = pd.Series(ValueArray(entities[column].to_numpy(dtype=object)),
+                                         index=entities.index)
+    entities.attrs[SIGNATURE_ATTR] = signature
     return replace(result, signature=signature)
 
 
@@ -747,7 +779,15 @@ def _leaf_settings(schema: Schema) -> tuple[np.ndarray, np.ndarray]:
         else:
             thresholds.append(spec.threshold)
             weights.append(spec.weight)
-    return np.array(thresholds, dtype=np.float64), np.array(weights, dtype=np.float64)
+    weight = np.array(weights, dtype=np.float64)
+    bad = ~weight_ok(weight)
+    if bad.any():
+        field = schema.entity_fields[int(np.flatnonzero(bad)[0])]
+        raise ValidationError(
+            f"schema field {field}: the entity weight (the field's weight, times its Items "
+            f"weight for a line-item sub-field) must be {WEIGHT_RULE} so that sums stay "
+            f"finite; found {float(weight[bad][0]):g}", field=field)
+    return np.array(thresholds, dtype=np.float64), weight
 
 
 @functools.lru_cache(maxsize=64)
@@ -788,9 +828,10 @@ def _assemble(
         "field": pd.Categorical.from_codes(field, dtype=field_dtype(names)),
         "truth_index": nullable_index(cat(out.truth_index, np.int64)[sort]),
         "pred_index": nullable_index(cat(out.pred_index, np.int64)[sort]),
-        # Explicit object dtype: inferring "str" would turn a None value into NaN.
-        "truth": pd.Series(object_array(pool.truth)[truth_ref], dtype=object),
-        "prediction": pd.Series(object_array(pool.prediction)[pred_ref], dtype=object),
+        # The raw values, in one extension column each (ValueArray): no "str" inference
+        # turning None into NaN, and a mixed column still goes to Parquet (as JSON text).
+        "truth": value_column(object_array(pool.truth)[truth_ref]),
+        "prediction": value_column(object_array(pool.prediction)[pred_ref]),
         "similarity": similarity,
         "threshold": threshold,
         "correct": (outcome == _TP) | (outcome == _TN),

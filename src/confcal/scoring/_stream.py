@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import is_missing
+from .._validation import InputLimits, check_limits, is_missing
 from ..exceptions import ValidationError
 from ._result import ExtractionResult
 from ._scoring import score_documents
@@ -28,6 +28,7 @@ def score_documents_iter(
     | None = None,
     strict: bool = False,
     conventions: str = "confcal",
+    limits: InputLimits | None = None,
 ) -> Iterator[ExtractionResult]:
     """Score documents from a stream, yielding the entity table chunk by chunk.
 
@@ -54,6 +55,8 @@ def score_documents_iter(
         As in :func:`score_documents`.
     conventions : {"confcal", "stickler-1.0"}, default "confcal"
         As in :func:`score_documents`.
+    limits : InputLimits, optional
+        As in :func:`score_documents` (the longest string value compared).
 
     Yields
     ------
@@ -105,6 +108,7 @@ def score_documents_iter(
     from ._stickler import check_conventions
 
     check_conventions(conventions)
+    limits = check_limits(limits)
     if metadata is not None and not (isinstance(metadata, Mapping) or callable(metadata)):
         raise ValidationError(
             "metadata must be a mapping doc_id -> {column: value} or a callable doc_id -> "
@@ -113,12 +117,12 @@ def score_documents_iter(
         raise ValidationError(
             "pairs must be an iterable of (doc_id, truth, prediction) triples; found "
             f"{type(pairs).__name__}")
-    return _score_stream(schema, pairs, int(chunk_size), metadata, strict, conventions)
+    return _score_stream(schema, pairs, int(chunk_size), metadata, strict, conventions, limits)
 
 
 def _score_stream(
     schema: Schema, pairs: Iterable[Any], chunk_size: int, metadata: Any, strict: bool,
-    conventions: str,
+    conventions: str, limits: InputLimits,
 ) -> Iterator[ExtractionResult]:
     # A generator behind a plain function: argument errors are raised at the call, not at
     # the first next().
@@ -141,7 +145,7 @@ def _score_stream(
                     meta[d] = row
         try:
             return score_documents(schema, truths, preds, metadata=meta or None,
-                                   strict=strict, conventions=conventions)
+                                   strict=strict, conventions=conventions, limits=limits)
         except ValidationError as exc:
             if exc.doc_id is None:
                 raise

@@ -12,8 +12,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import warnings
 import zlib
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ import pandas as pd
 
 from .._files import StagedFile
 from .._signature import SIGNATURE_ATTR
-from .._validation import is_missing
+from .._validation import WEIGHT_RULE, is_missing, weight_ok
 from ..exceptions import ValidationError
 from ._result import OUTCOMES
 
@@ -384,6 +386,56 @@ def _first_at(mask: np.ndarray, row: str, offset: int, column: str) -> dict[str,
     return {"line" if row == "line" else "index": number, "field": column}
 
 
+def _check_numeric(raw: pd.Series, column: str, name: str, row: str, offset: int) -> None:
+    """A numeric column holds numbers, not text or flags that would be coerced.
+
+    Refused (an error): text (a Parquet string column, ``"0.9"``), bools (True is no
+    confidence), anything else that is not a number. Accepted with one warning that counts
+    the values: decimals (Parquet ``decimal128``, read as :class:`decimal.Decimal`; each is
+    rounded to the nearest float64, as a CSV number is) and float16 (widened to float64
+    exactly; but it holds 3 significant digits, so distinct confidences may have been tied
+    when the table was written). int, float32 and float64 columns are read as they are.
+    """
+    dtype = raw.dtype
+    where = f"{name}: column {column} must hold numbers"
+    if pd.api.types.is_bool_dtype(dtype):
+        mask = raw.notna().to_numpy()
+        found = _first(mask, raw.to_numpy(), row, offset)
+        raise ValidationError(f"{where}; found a bool column ({found})",
+                              **_first_at(mask, row, offset, column))
+    if dtype == np.float16:
+        warnings.warn(f"{name}: column {column} is float16 (3 significant digits): its "
+                      f"{len(raw):,} values are read exactly, but confidences closer than "
+                      "that were tied when the table was written", UserWarning, stacklevel=4)
+        return
+    if pd.api.types.is_numeric_dtype(dtype):
+        return
+    values = raw.to_numpy(dtype=object)
+    kinds = np.fromiter((_kind(v) for v in values), dtype=np.int8, count=len(values))
+    bad = kinds < 0
+    if bad.any():
+        first = values[int(np.flatnonzero(bad)[0])]
+        what = ("text" if isinstance(first, str) else "bools" if isinstance(first, (bool, np.bool_))
+                else f"{type(first).__name__} values")
+        raise ValidationError(f"{where}; found {what} ({_first(bad, values, row, offset)})",
+                              **_first_at(bad, row, offset, column))
+    decimals = int((kinds == 1).sum())
+    if decimals:
+        warnings.warn(f"{name}: column {column} holds {decimals:,} decimal values; each is "
+                      "read as the nearest float64", UserWarning, stacklevel=4)
+
+
+def _kind(value: Any) -> int:
+    """0 a number or missing, 1 a Decimal, -1 anything else (text, bool, ...)."""
+    if isinstance(value, (bool, np.bool_)):
+        return -1
+    if isinstance(value, Decimal):
+        return 1
+    if isinstance(value, (int, float, np.integer, np.floating)) or value is None:
+        return 0
+    return 0 if is_missing(value, blank=False) else -1
+
+
 def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
                    offset: int = 0) -> pd.DataFrame:
     """Check an entity table for a report; returns it with ``correct`` as bool.
@@ -391,7 +443,10 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
     Rules: the columns of :data:`REQUIRED_ENTITY_COLUMNS` are present; ``doc_id`` has no
     missing value; ``outcome`` is one of TP, FD, FA, FN, TN; ``correct`` is bool (or 0/1)
     and true exactly for TP and TN; ``confidence`` is empty or within [0, 1];
-    ``similarity`` is within [0, 1]; ``weight`` is finite and > 0; at least one row.
+    ``similarity`` is within [0, 1]; ``weight`` is within [1e-100, 1e100] (so that sums
+    stay finite: :data:`confcal._validation.MAX_WEIGHT`); those three columns hold numbers
+    (text and bools are errors, decimals and float16 are read with a warning that counts
+    them); at least one row.
 
     Parameters
     ----------
@@ -444,7 +499,8 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
     correct = frame["correct"].to_numpy()
     if correct.dtype != bool:
         numeric = pd.to_numeric(frame["correct"], errors="coerce").to_numpy(dtype=float)
-        bad = ~((numeric == 0) | (numeric == 1))
+        text = np.fromiter((isinstance(v, str) for v in correct), dtype=bool, count=len(correct))
+        bad = ~((numeric == 0) | (numeric == 1)) | text  # the text "1" is not coerced
         if bad.any():
             raise ValidationError(
                 f"{name}: column correct must be true/false (or 1/0); "
@@ -458,11 +514,12 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
     checks = (
         ("confidence", "must be empty or within [0, 1]", True, lambda x: (x >= 0) & (x <= 1)),
         ("similarity", "must be within [0, 1]", False, lambda x: (x >= 0) & (x <= 1)),
-        ("weight", "must be finite and > 0", False, lambda x: np.isfinite(x) & (x > 0)),
+        ("weight", f"must be {WEIGHT_RULE} (sums stay finite)", False, weight_ok),
     )
     numbers: dict[str, np.ndarray] = {}
     for column, rule, empty_ok, ok in checks:
         raw = frame[column]
+        _check_numeric(raw, column, name, row, offset)
         values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
         not_number = np.isnan(values) & ~raw.isna().to_numpy()
         good = ok(values) | (np.isnan(values) & ~not_number if empty_ok else False)

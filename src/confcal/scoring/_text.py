@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -15,6 +15,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from .._validation import is_missing
+from ..exceptions import ValidationError
 from ._kernels import CACHE_SIZE, BatchedMethods, check_bool, codes
 
 NEAR_EXACT_THRESHOLD: float = 0.9
@@ -225,3 +226,51 @@ def with_fallback(sim: np.ndarray, pt: Parsed, pp: Parsed, ti: np.ndarray,
     return sim
 
 
+# ------------------------------------------------------------------ value lengths
+
+
+def check_value_lengths(values: list[Any], where: Callable[[int], tuple[Any, str]],
+                        what: str, max_chars: int) -> None:
+    """No string value is longer than ``max_chars``: text similarity is quadratic in the
+    length (:class:`~confcal.scoring.io.InputLimits`), so a longer one is refused, never
+    cut short."""
+    longest = max((len(v) for v in values if isinstance(v, str)), default=0)
+    if longest <= max_chars:
+        return
+    k = next(k for k, v in enumerate(values) if isinstance(v, str) and len(v) > max_chars)
+    doc_id, field = where(k)
+    raise ValidationError(
+        f"doc {doc_id!r}, field {field}: {what} must be at most {max_chars:,} characters "
+        "long (InputLimits.max_value_chars, --max-value-chars on the command line; text "
+        f"comparison is quadratic in length); found {len(values[k]):,}",
+        doc_id=doc_id, field=field)
+
+
+def check_document_lengths(schema: Any, truth_docs: list[tuple[Any, Any]],
+                            pred_docs: Mapping[Any, Any], max_chars: int) -> None:
+    """:func:`check_value_lengths` document by document, for the
+    ``stickler-1.0`` scorer (which reads documents its own way)."""
+    from .schema import Items  # the schema module imports this one
+
+    for doc_id, truth in truth_docs:
+        for side, doc in (("the truth value", truth), ("the predicted value",
+                                                        pred_docs.get(doc_id))):
+            if not isinstance(doc, Mapping):
+                continue
+            for name, spec in schema.fields.items():
+                value = doc.get(name)
+                if isinstance(spec, Items):
+                    items = value if isinstance(value, (list, tuple)) else ()
+                    cells = [(f"{name}[{i}].{sub}", item.get(sub))
+                             for i, item in enumerate(items) if isinstance(item, Mapping)
+                             for sub in spec.fields]
+                else:
+                    cells = [(name, value)]
+                for path, cell in cells:
+                    if isinstance(cell, Mapping):
+                        cell = cell.get("value")
+
+                    def where(_k: int, path: str = path) -> tuple[Any, str]:
+                        return doc_id, path
+
+                    check_value_lengths([cell], where, side, max_chars)

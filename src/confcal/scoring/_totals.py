@@ -4,7 +4,7 @@ Everything that reports extraction quality -- :class:`~confcal.scoring.Extractio
 and its ``by_field``, :func:`confcal.report.compare_runs` (and its document bootstrap), the
 sketched :class:`~confcal.report.RunSummary` and ``confcal score`` -- reduces the entity
 rows to the sums below and turns them into metrics with the functions below, so the rules
-(DESIGN of the ConfBench paper) are written once:
+(the ConfBench paper's definitions) are written once:
 
 * WOA = Σ w·s / Σ w over the evaluated rows (TP, FD, FA, FN; TN rows count in neither);
 * precision = TP / (TP + FD + FA), recall = TP / (TP + FD + FN);

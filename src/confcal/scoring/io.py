@@ -7,11 +7,22 @@ names the file and the line (JSONL), file (folder) or row (entity table) where i
 
 Writing is atomic: a file is written under a temporary name in its destination folder and
 renamed into place, so a failure never leaves a half-written table behind.
+
+Reading is bounded (:class:`InputLimits`): line length, decompressed size, JSON nesting
+depth and the length of a compared value have limits with safe defaults, and input beyond
+one is an error naming the file and line, so hostile input costs bounded memory and time.
+A key repeated in one JSON object is an error too (JSON parsers differ on which one wins).
+
+The entity table's ``truth`` and ``prediction`` columns are :class:`ValueArray` columns
+(dtype :class:`ValueDtype`, ``confcal.value``): the raw values in memory, their JSON text in
+Arrow, so ``DataFrame.to_parquet`` takes the table as it is and reads it back unchanged.
 """
 
 from __future__ import annotations
 
+from .._validation import InputLimits
 from ._documents import iter_documents, read_documents
+from ._result import ValueArray, ValueDtype
 from ._tables import (
     ENTITY_FORMATS,
     REQUIRED_ENTITY_COLUMNS,
@@ -24,6 +35,9 @@ from ._tables import (
 __all__ = [
     "ENTITY_FORMATS",
     "REQUIRED_ENTITY_COLUMNS",
+    "InputLimits",
+    "ValueArray",
+    "ValueDtype",
     "check_entities",
     "iter_documents",
     "iter_entities",

@@ -1,6 +1,6 @@
 """Predicted leaves: a value, and the confidence the model attached to it (if any).
 
-A predicted leaf takes one of three forms (DESIGN.md "Core data shapes"):
+A predicted leaf takes one of three forms (docs/scoring.md, "Documents and predicted leaves"):
 
 * a raw value, ``"ACME Media"``: no confidence;
 * ``{"value": v, "confidence": c}``: ``c`` a number in [0, 1], or ``None``/absent;

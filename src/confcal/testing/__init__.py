@@ -3,7 +3,7 @@
 Two halves, both public so that other projects' test suites can use them:
 
 * **Slow, obviously-correct references** of the calibration metrics (``reference_*``).
-  They follow DESIGN.md "Calibration semantics" line by line with explicit Python loops and
+  They follow the definitions of docs/metrics.md line by line with explicit Python loops and
   exact rational arithmetic (:class:`fractions.Fraction`), so the only rounding is the final
   conversion to ``float``. They are O(n^2) or worse (ECARB with ``ties="expected"``
   enumerates every order of the tied rows) and meant for inputs of a few hundred rows at

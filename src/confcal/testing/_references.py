@@ -34,7 +34,8 @@ _TIES = ("expected", "stable", "pessimistic", "optimistic")
 # ---------------------------------------------------------------------------------------
 # Input handling. Deliberately separate from confcal._validation: the references must not
 # share code with the implementation they check. The checks are plain and strict, and every
-# invalid input is a ValueError, wrong type included, as DESIGN.md "Errors" asks of confcal.
+# invalid input is a ValueError, wrong type included, as docs/scoring.md "Errors" asks of
+# confcal.
 # ---------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,567 @@
+"""Issue 16, the input side: nothing lost silently, bounded cost on hostile input, a BOM
+accepted, and an entity table that goes to Parquet as it is.
+
+Every hostile input of the issue has a small-but-representative version here (megabytes,
+not gigabytes): what is checked is the error (file, line, rule) and the memory held, never
+the time (benchmarks/bench_hostile_input.py measures time and memory against the size).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import tracemalloc
+import warnings
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from confcal import brier
+from confcal._files import read_json_object
+from confcal.cli import main
+from confcal.exceptions import ValidationError
+from confcal.scoring import _documents as documents
+from confcal.scoring import score_documents
+from confcal.scoring._documents import _PredictionIndex, _records, paired_documents
+from confcal.scoring.comparators import Date, Number, Text
+from confcal.scoring.io import (
+    InputLimits,
+    check_entities,
+    iter_documents,
+    read_documents,
+    read_entities,
+    write_entities,
+)
+from confcal.scoring.presets import FCC_INVOICE
+from confcal.scoring.schema import Field, Items, Schema
+
+AGENCY = Schema({"Agency": Field(Text())})
+
+
+def _line(doc_id: Any, document: dict[str, Any]) -> str:
+    return json.dumps({"doc_id": doc_id, "document": document}) + "\n"
+
+
+def _jsonl(path: Path, *records: tuple[Any, dict[str, Any]]) -> Path:
+    path.write_text("".join(_line(d, doc) for d, doc in records), encoding="utf-8")
+    return path
+
+
+def _raised(fn: Any, *args: Any, **kwargs: Any) -> ValidationError:
+    with pytest.raises(ValidationError) as info:
+        fn(*args, **kwargs)
+    return info.value
+
+
+# ------------------------------------------------------------------ nothing lost silently
+def test_an_empty_prediction_file_or_folder_is_an_error_unless_allowed(tmp_path: Path) -> None:
+    truth = _jsonl(tmp_path / "truth.jsonl", ("a", {"Agency": "ACME"}))
+    empty_file = tmp_path / "pred.jsonl"
+    empty_file.write_text("\n\n   \n")  # blank lines only: no document
+    empty_folder = tmp_path / "preds"
+    empty_folder.mkdir()
+    for empty, kind in ((empty_file, "file"), (empty_folder, "folder")):
+        exc = _raised(lambda p=empty: list(paired_documents(truth, p)))
+        assert str(exc).startswith(f"{empty}: the prediction {kind} must hold at least one "
+                                   "document; found none (allow_empty=True")
+        assert exc.source == str(empty)
+        # asked for: every truth value scored as missing, and counted
+        pairs = list(paired_documents(truth, empty, allow_empty=True))
+        assert pairs == [("a", {"Agency": "ACME"}, None)]
+    exc = _raised(read_documents, empty_file)
+    assert "must contain at least one document; found none (allow_empty=True" in str(exc)
+    assert read_documents(empty_file, allow_empty=True) == {}
+    assert read_documents(empty_folder, allow_empty=True) == {}
+    with pytest.raises(ValidationError, match="allow_empty must be True or False; found 1"):
+        read_documents(empty_file, allow_empty=1)
+
+
+def test_the_command_refuses_empty_predictions_naming_them(tmp_path: Path, capsys: Any) -> None:
+    truth = _jsonl(tmp_path / "truth.jsonl", ("a", {"Agency": "ACME"}))
+    empty = tmp_path / "pred.jsonl"
+    empty.write_text("")
+    out = tmp_path / "e.csv"
+    args = ["score", "--schema", "fcc-invoice", "--truth", str(truth), "--pred", str(empty),
+            "-o", str(out)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"confcal: error: {empty}: the prediction file must hold at least "
+                          "one document; found none")
+    assert not out.exists()
+    assert main([*args, "--allow-empty"]) == 0
+    printed = capsys.readouterr().out
+    # 6 top-level fields of one truth document without a prediction: 1 FN (Agency), 5 TN
+    assert "(TP 0, FD 0, FA 0, FN 1, TN 5)" in printed
+    assert "note: 1 truth documents without a prediction" in printed
+
+
+def test_a_repeated_key_is_an_error_naming_file_line_and_key(tmp_path: Path) -> None:
+    # the issue's two cases: the doc id "a" then "b", a confidence 0.1 then 0.99
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(_line("a", {"Agency": "ACME"})
+                    + '{"doc_id": "a", "doc_id": "b", "document": {}}\n'
+                    + '{"doc_id": "c", "document": {"Agency": {"value": "X", '
+                      '"confidence": 0.1, "confidence": 0.99}}}\n')
+    exc = _raised(read_documents, pred)
+    assert str(exc) == (f"{pred}, line 2: must not repeat a key in one object; found 'doc_id' "
+                        "again at column 17")
+    assert exc.location == {"source": str(pred), "line": 2}
+    record = pred.read_text().splitlines(keepends=True)[2]
+    pred.write_text(record)
+    exc = _raised(read_documents, pred)
+    column = record.index('"confidence"', record.index('"confidence"') + 1) + 1  # the second
+    assert column == 74
+    assert str(exc) == (f"{pred}, line 1: must not repeat a key in one object; found "
+                        f"'confidence' again at column {column}")
+    # a per-document file: the line within the file
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "inv-1.json").write_text('{\n  "Agency": "A",\n  "Agency": "B"\n}\n')
+    exc = _raised(read_documents, folder)
+    assert str(exc) == (f"{folder / 'inv-1.json'}: must not repeat a key in one object; "
+                        "found 'Agency' again at line 3, column 3")
+    assert (exc.line, exc.doc_id) == (3, "inv-1")
+
+
+def test_a_repeated_key_is_found_in_the_decoders_order() -> None:
+    # the inner object closes first, so its repeat is the one reported; keys equal to the
+    # repeated one elsewhere (the outer "x" is not repeated) do not confuse the position
+    text = '{"x": 1, "y": {"x": 2, "x": 3}, "z": [{"x": 4}]}'
+    with pytest.raises(ValidationError, match=r"found 'x' again at column 24"):
+        read_json_object(text, where="t:")
+    assert text[23:26] == '"x"'
+    text = '{"y": {"x": 1}, "x": 2, "x": 3}'
+    with pytest.raises(ValidationError, match=r"found 'x' again at column 25"):
+        read_json_object(text, where="t:")
+
+
+def _parquet(path: Path, **columns: Any) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = {"doc_id": ["a", "a", "b"], "field": ["Agency", "Rate", "Agency"],
+            "outcome": ["TP", "FD", "TP"], "correct": [True, False, True],
+            "confidence": [0.9, 0.4, 0.8], "similarity": [1.0, 0.5, 1.0],
+            "weight": [1.0, 1.0, 2.0]}
+    arrays = {name: pa.array(values) for name, values in base.items()}
+    arrays.update(columns)
+    pq.write_table(pa.table(arrays), path)
+    return path
+
+
+def test_parquet_numbers_stored_as_text_or_bools_are_errors(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    path = _parquet(tmp_path / "text.parquet", confidence=pa.array(["0.9", "0.4", "0.8"]))
+    exc = _raised(read_entities, path)
+    assert str(exc) == (f"{path}: column confidence must hold numbers; found text (found 3 "
+                        "values breaking it, first on row 0 ('0.9'))")
+    assert exc.location == {"source": str(path), "field": "confidence", "index": 0}
+    path = _parquet(tmp_path / "bool.parquet", weight=pa.array([True, True, True]))
+    with pytest.raises(ValidationError, match=r"column weight must hold numbers; found a bool "
+                                              r"column"):
+        read_entities(path)
+    path = _parquet(tmp_path / "correct.parquet", correct=pa.array(["1", "0", "1"]))
+    with pytest.raises(ValidationError, match=r"column correct must be true/false \(or 1/0\); "
+                                              r"found 3 values breaking it, first on row 0"):
+        read_entities(path)
+    # an object column in memory that mixes numbers and a text (pandas would coerce "0.4")
+    table = read_entities(_parquet(tmp_path / "ok.parquet"))
+    table["confidence"] = pd.Series([0.9, "0.4", 0.8], dtype=object)
+    with pytest.raises(ValidationError, match=r"column confidence must hold numbers; found "
+                                              r"text \(found 1 value breaking it, first on row "
+                                              r"1 \('0.4'\)\)"):
+        check_entities(table)
+
+
+def test_parquet_decimals_and_float16_are_read_with_a_counted_warning(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    path = _parquet(tmp_path / "dec.parquet", confidence=pa.array(
+        [Decimal("0.9"), Decimal("0.4"), None], type=pa.decimal128(3, 2)))
+    with pytest.warns(UserWarning, match=r"column confidence holds 2 decimal values; each is "
+                                         r"read as the nearest float64"):
+        table = read_entities(path)
+    np.testing.assert_array_equal(table["confidence"], [0.9, 0.4, np.nan])
+    halves = np.array([0.9, 0.4, 0.8], dtype=np.float16)
+    path = _parquet(tmp_path / "f16.parquet", confidence=pa.array(halves))
+    with pytest.warns(UserWarning, match=r"column confidence is float16 \(3 significant "
+                                         r"digits\): its 3 values are read exactly"):
+        table = read_entities(path)
+    # exactly the stored values: float16(0.9) is 0.89990234375, not 0.9
+    assert table["confidence"].tolist() == [float(v) for v in halves]
+    assert table["confidence"].iloc[0] == 0.89990234375
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # float32 and int columns: no warning
+        read_entities(_parquet(tmp_path / "f32.parquet", confidence=pa.array(
+            np.array([0.5, 0.25, 1.0], dtype=np.float32)), weight=pa.array([1, 2, 3])))
+
+
+def test_absurd_weights_are_refused_at_every_boundary(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    # 1e308: Σ weight is inf, and WOA = inf / inf became NaN with "every row is TN"
+    path = _parquet(tmp_path / "w.parquet", weight=pa.array([1.0, 1e308, 1.0]))
+    exc = _raised(read_entities, path)
+    assert str(exc) == (f"{path}: column weight must be finite and within [1e-100, 1e+100] "
+                        "(sums stay finite); found 1 value breaking it, first on row 1 "
+                        "(1e+308)")
+    # the largest accepted weight keeps the sums finite: WOA is the similarity mean
+    table = read_entities(_parquet(tmp_path / "big.parquet",
+                                   weight=pa.array([1e100, 1e100, 1e100])))
+    from confcal.scoring import ExtractionResult
+
+    # (1 + 0.5 + 1) / 3 with equal weights, whatever their size
+    assert ExtractionResult(table, {}).woa == pytest.approx(2.5 / 3)
+    huge = Schema({"Agency": Field(Text(), weight=1e60),
+                   "LineItems": Items({"Rate": Field(Number(), weight=1e60)}, weight=1e60)})
+    exc = _raised(score_documents, huge, {"a": {"Agency": "A"}}, {})
+    # the line-item sub-field's entity weight is 1e60 * 1e60 = 1e120
+    assert str(exc) == ("schema field LineItems.Rate: the entity weight (the field's weight, "
+                        "times its Items weight for a line-item sub-field) must be finite and "
+                        "within [1e-100, 1e+100] so that sums stay finite; found 1e+120")
+    assert exc.field == "LineItems.Rate"
+    # the metrics' sample_weight is not bounded: they rescale by the largest weight first,
+    # so 1e308 is as good as 1 (Brier of one row: (0.9 - 1)**2 = 0.01)
+    assert brier([1, 0], [0.9, 0.2], sample_weight=[1e308, 0.0]) == pytest.approx(0.01)
+
+
+# --------------------------------------------------------------------------- bounded input
+def _peak(fn: Any) -> tuple[Any, int]:
+    """What fn returns (or raises) and the peak of Python allocations while it ran."""
+    tracemalloc.start()
+    try:
+        try:
+            result: Any = fn()
+        except ValidationError as exc:
+            result = exc
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_gzip_of_nul_bytes_fails_at_the_line_limit_in_bounded_memory(tmp_path: Path) -> None:
+    # 32 MiB of NUL bytes in one "line" (compressed to 32 KiB); the issue's 10 GiB of them
+    # was read as one line (6.6 GB resident, then a MemoryError traceback)
+    path = tmp_path / "nul.jsonl.gz"
+    path.write_bytes(gzip.compress(_line("a", {}).encode() + b"\0" * (32 << 20), 1))
+    limits = InputLimits(max_line_bytes=1 << 20)
+    exc, peak = _peak(lambda: list(iter_documents(path, limits=limits)))
+    assert isinstance(exc, ValidationError)
+    assert str(exc) == (f"{path}, line 2: must hold lines of at most 1,048,576 bytes "
+                        "(InputLimits.max_line_bytes, --max-line-bytes on the command line); "
+                        "found a longer one")
+    assert exc.location == {"source": str(path), "line": 2}
+    # the reader holds at most a line and a 1 MiB block (and gzip's buffers), not 32 MiB
+    assert peak < 8 << 20, peak
+
+
+def test_a_gzip_of_newlines_is_read_by_blocks_with_the_right_line_numbers(tmp_path: Path
+                                                                          ) -> None:
+    # 8 million blank lines (8 MB, 8 KB compressed) between two records: line numbers stay
+    # exact although the blank run is counted in C, block by block
+    n = 8_000_000
+    path = tmp_path / "nl.jsonl.gz"
+    path.write_bytes(gzip.compress(_line("a", {}).encode() + b"\n" * n + b"  \r\n\t\n"
+                                   + b'{"doc_id": "b", "document": {"x": }}\n'))
+    exc, peak = _peak(lambda: list(iter_documents(path)))
+    assert isinstance(exc, ValidationError)
+    # record 1, then n + 2 blank lines: the bad record is on line n + 4
+    assert str(exc).startswith(f"{path}, line {n + 4}: must be valid JSON; found an error at "
+                               "column 35")
+    assert peak < 8 << 20, peak
+
+
+def test_a_gzip_beyond_the_decompressed_limit_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.jsonl.gz"
+    path.write_bytes(gzip.compress(_line("a", {}).encode() + b"\n" * (3 << 20)))
+    limits = InputLimits(max_decompressed_bytes=2 << 20)
+    exc = _raised(lambda: list(iter_documents(path, limits=limits)))
+    assert str(exc).startswith(f"{path}, line ")
+    assert ("must decompress to at most 2,097,152 bytes (InputLimits.max_decompressed_bytes, "
+            "--max-decompressed-bytes on the command line); found more by this line") in str(exc)
+    assert len(list(iter_documents(path))) == 1  # within the default 4 GiB
+
+
+def test_an_out_of_order_gzip_is_copied_record_by_record(tmp_path: Path) -> None:
+    # out of order, with 4 MiB of blank lines between the records: the temporary copy used
+    # for seeking holds the two records only (the issue's 2 MB .gz became 2 GiB in /tmp)
+    truth = _jsonl(tmp_path / "truth.jsonl", ("a", {"Agency": "A"}), ("b", {"Agency": "B"}))
+    records = [_line("b", {"Agency": "B"}).encode(), _line("a", {"Agency": "A"}).encode()]
+    pred = tmp_path / "pred.jsonl.gz"
+    pred.write_bytes(gzip.compress(records[0] + b"\n" * (4 << 20) + records[1]))
+    pairs = list(paired_documents(truth, pred))
+    assert [(d, p) for d, _, p in pairs] == [("a", {"Agency": "A"}), ("b", {"Agency": "B"})]
+    index = _PredictionIndex(pred, InputLimits())
+    try:
+        index._fh.seek(0, 2)
+        assert index._fh.tell() == sum(len(r) - 1 for r in records)  # without line endings
+        assert index.get("a") == ({"Agency": "A"}, documents.Where(str(pred), (4 << 20) + 2))
+    finally:
+        index.close()
+
+
+def test_a_long_value_is_refused_before_the_quadratic_comparison(tmp_path: Path,
+                                                                  capsys: Any) -> None:
+    # one value of 20,000 characters against a 10,000 limit: 2 ms per comparison at the
+    # limit, 22 s at a million characters (the issue)
+    long = "x" * 20_000
+    exc = _raised(score_documents, AGENCY, {"a": {"Agency": "ACME"}},
+                  {"a": {"Agency": {"value": long, "confidence": 0.5}}})
+    assert str(exc) == ("doc 'a', field Agency: the predicted value must be at most 10,000 "
+                        "characters long (InputLimits.max_value_chars, --max-value-chars on the "
+                        "command line; text comparison is quadratic in length); found 20,000")
+    assert (exc.doc_id, exc.field) == ("a", "Agency")
+    schema = Schema({"LineItems": Items({"Description": Field(Text()),
+                                         "Date": Field(Date())})})
+    exc = _raised(score_documents, schema,
+                  {"a": {"LineItems": [{"Description": "x"}, {"Date": long}]}}, {})
+    assert str(exc).startswith("doc 'a', field LineItems[1].Date: the truth value must be at "
+                               "most 10,000 characters long")
+    # the stickler-1.0 scorer is bounded the same way
+    exc = _raised(score_documents, FCC_INVOICE, {"a": {"Agency": long}}, {},
+                  conventions="stickler-1.0")
+    assert str(exc).startswith("doc 'a', field Agency: the truth value must be at most 10,000")
+    # raised on purpose, the value is compared
+    result = score_documents(AGENCY, {"a": {"Agency": long}}, {"a": {"Agency": long}},
+                             limits=InputLimits(max_value_chars=20_000))
+    assert result.entities["outcome"].tolist() == ["TP"]
+    # the command line says where the document was read
+    truth = _jsonl(tmp_path / "truth.jsonl", ("a", {"Agency": long}))
+    pred = _jsonl(tmp_path / "pred.jsonl", ("a", {"Agency": "ACME"}))
+    args = ["score", "--schema", "fcc-invoice", "--truth", str(truth), "--pred", str(pred),
+            "-o", str(tmp_path / "e.csv")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("confcal: error: doc 'a', field Agency: the truth value must be at "
+                          "most 10,000 characters long")
+    assert err.rstrip().endswith(f"(truth at {truth}, line 1; prediction at {pred}, line 1)")
+    assert main([*args, "--max-value-chars", "20000"]) == 0
+    assert "(TP 0, FD 1, FA 0, FN 0, TN 5)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("text", "rule", "at"), [
+    # 100,000 brackets deep: a RecursionError traceback before. The two braces are depth 1
+    # and 2, the brackets start at column 35: depth 65 is the 63rd, at column 35 + 62 = 97
+    ('{"doc_id": "a", "document": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}",
+     "must nest objects and lists at most 64 deep (InputLimits.max_depth, --max-depth); "
+     "found deeper nesting", "column 97"),
+    # a 10,001-digit integer: Python's int() guard, raised without file and line before
+    ('{"doc_id": "a", "document": {"x": ' + "7" * 10_001 + "}}",
+     "must hold integers of at most 4300 digits; found 10001 digits", "column 35"),
+    # a lone surrogate: no UTF-8 file can hold it, and writing it failed later without a place
+    ('{"doc_id": "a", "document": {"x": "ab\\udc80"}}',
+     "must be valid Unicode; found a lone surrogate escape '\\\\udc80' (half of a UTF-16 "
+     "pair)", "column 38"),
+], ids=["deep", "long-integer", "lone-surrogate"])
+def test_hostile_json_gives_a_located_error(tmp_path: Path, text: str, rule: str, at: str
+                                            ) -> None:
+    path = tmp_path / "pred.jsonl"
+    path.write_text(_line("ok", {}) + text + "\n")
+    exc = _raised(read_documents, path)
+    assert str(exc) == f"{path}, line 2: {rule} at {at}"
+    assert exc.location == {"source": str(path), "line": 2}
+
+
+def test_the_depth_limit_counts_brackets_outside_strings_only_and_can_be_raised() -> None:
+    # depth 2 really, with 100 brackets inside a string (and an escaped quote before them)
+    text = '{"a": ["x\\"' + "[" * 100 + '"]}'
+    assert read_json_object(text, where="t:") == {"a": ['x"' + "[" * 100]}
+    deep = '{"a": ' + "[" * 70 + "]" * 70 + "}"
+    with pytest.raises(ValidationError, match=r"at most 64 deep .* at column 70"):
+        read_json_object(deep, where="t:")
+    nested = read_json_object(deep, where="t:", limits=InputLimits(max_depth=100))["a"]
+    depth = 0
+    while nested != []:
+        nested, depth = nested[0], depth + 1
+    assert depth == 69  # 70 lists, the innermost empty
+    with pytest.raises(ValidationError, match=r"max_depth must be at most 500"):
+        InputLimits(max_depth=501)
+
+
+def _depth_reference(text: str, max_depth: int) -> int | None:
+    """The first bracket deeper than max_depth, character by character (JSON's rules)."""
+    depth, inside, escaped = 0, False, False
+    for i, char in enumerate(text):
+        if inside:
+            escaped, inside = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            inside = True
+        elif char in "[{":
+            depth += 1
+            if depth > max_depth:
+                return i
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
+_PIECES = st.sampled_from(["[", "]", "{", "}", '"', '\\"', "\\\\", "a", "é", " "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=40), st.integers(0, 4), st.integers(1, 8))
+def test_the_depth_check_agrees_with_a_character_by_character_reference(
+        pieces: list[str], max_depth: int, chunk: int) -> None:
+    import confcal._files as files
+
+    # backslashes only inside strings (outside one it is no JSON, and the parser says so)
+    text, inside = "", False
+    for piece in pieces:
+        if piece.startswith("\\") and not inside:
+            continue
+        text += piece
+        inside ^= piece == '"'
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(files, "_DEPTH_CHUNK", chunk)  # brackets and strings across chunks
+        assert files._too_deep(text, max_depth) == _depth_reference(text, max_depth)
+
+
+def test_a_per_document_file_beyond_the_line_limit_is_not_read_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    (folder / "a.json").write_bytes(b'{"Agency": "' + b"x" * (2 << 20) + b'"}')
+    exc = _raised(read_documents, folder, limits=InputLimits(max_line_bytes=1 << 20))
+    assert str(exc) == (f"{folder / 'a.json'}: must be a JSON file of at most 1,048,576 bytes "
+                        "(InputLimits.max_line_bytes, --max-line-bytes on the command line); "
+                        "found a larger one")
+
+
+def test_command_line_limits_are_options(tmp_path: Path, capsys: Any) -> None:
+    deep = {"Agency": "A", "x": [[[[[[[[[[]]]]]]]]]]}  # 11 deep
+    truth = _jsonl(tmp_path / "truth.jsonl", ("a", deep))
+    args = ["score", "--schema", "fcc-invoice", "--truth", str(truth), "--pred", str(truth),
+            "-o", str(tmp_path / "e.csv")]
+    assert main([*args, "--max-depth", "8"]) == 1
+    assert (f"confcal: error: {truth}, line 1: must nest objects and lists at most 8 deep"
+            in capsys.readouterr().err)
+    assert main([*args, "--max-depth", "12", "--max-line-bytes", "1K"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--max-line-bytes", "20"]) == 1
+    assert "must hold lines of at most 20 bytes" in capsys.readouterr().err
+    assert main([*args, "--max-depth", "501"]) == 2  # a usage error, before any reading
+    assert "must be at most 500" in capsys.readouterr().err
+    assert main([*args, "--max-line-bytes", "lots"]) == 2
+    assert "must be a positive byte count such as 16777216, 16M or 4G" in capsys.readouterr().err
+
+
+_BLANKS = st.sampled_from([b"", b" ", b"\t", b"\r", b"  \t"])
+_RECORDS = st.sampled_from([b'{"a": 1}', b' {"b": [2]} ', b'x\r', b"\0\0", b"z" * 9])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(_BLANKS, _RECORDS), max_size=12), st.booleans(), st.booleans(),
+       st.integers(1, 9))
+def test_records_match_a_line_by_line_reference(lines: list[bytes], bom: bool, last_newline: bool,
+                                                block: int) -> None:
+    # the block reader against the obvious one, at tiny block sizes so that records and
+    # blank runs straddle block boundaries
+    import tempfile
+
+    text = b"\n".join(lines) + (b"\n" if last_newline and lines else b"")
+    data = (b"\xef\xbb\xbf" if bom else b"") + text
+    want, offset = [], len(data) - len(text)
+    for number, line in enumerate(text.split(b"\n"), start=1):
+        stripped = line.lstrip(b" \t\r\n\x0b\x0c")
+        if stripped:
+            want.append((number, offset + len(line) - len(stripped), stripped))
+        offset += len(line) + 1
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(documents, "_BLOCK", block)
+        for name, payload in (("t.jsonl", data), ("t.jsonl.gz", gzip.compress(data))):
+            path = Path(tmp) / name
+            path.write_bytes(payload)
+            got = list(_records(path, InputLimits()))
+            assert got == want
+            raw = data  # offsets point into the decompressed text
+            assert all(raw[o:o + len(r)] == r for _, o, r in got)
+
+
+# --------------------------------------------------------------------------------- BOM
+def test_a_byte_order_mark_is_accepted_in_every_text_input(tmp_path: Path) -> None:
+    bom = "\ufeff"
+    path = tmp_path / "truth.jsonl"
+    path.write_text(bom + _line("a", {"Agency": "A"}) + _line("b", {}), encoding="utf-8")
+    assert list(read_documents(path)) == ["a", "b"]
+    gz = tmp_path / "truth.jsonl.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert list(read_documents(gz)) == ["a", "b"]
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.json").write_text(bom + '{"Agency": "A"}', encoding="utf-8")
+    assert read_documents(folder) == {"a": {"Agency": "A"}}
+    # out of order: the index reads the first record after the mark too
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(bom + _line("b", {}) + _line("a", {"Agency": "A"}), encoding="utf-8")
+    assert [p for _, _, p in paired_documents(path, pred)] == [{"Agency": "A"}, {}]
+    # a schema file read as text (the command's --schema FILE)
+    schema = tmp_path / "schema.json"
+    schema.write_text(bom + json.dumps(AGENCY.to_dict()), encoding="utf-8")
+    assert Schema.from_json(schema.read_text(encoding="utf-8")) == AGENCY
+    # an entity table written by a spreadsheet program
+    table = score_documents(AGENCY, {"a": {"Agency": "A"}}, {}).entities
+    csv = tmp_path / "e.csv"
+    write_entities(table, csv)
+    csv.write_bytes(b"\xef\xbb\xbf" + csv.read_bytes())
+    assert list(read_entities(csv).columns) == list(table.columns)
+    # a mark is only a mark at the start: inside a record it is an error
+    path.write_text(_line("a", {}) + bom + _line("b", {}), encoding="utf-8")
+    with pytest.raises(ValidationError, match=r"line 2: must be valid JSON"):
+        read_documents(path)
+
+
+# ---------------------------------------------------------------------- Parquet-ready
+def test_the_entity_table_goes_to_parquet_and_back_losslessly(tmp_path: Path) -> None:
+    truths = {"a": {"Agency": "100", "GrossTotal": 100, "NetTotal": 100.0,
+                    "PaymentTerms": True, "InvoiceDate": dt.date(2024, 3, 1),
+                    "LineItems": [{"Rate": Decimal("1.50"), "Description": ""}]}}
+    preds = {"a": {"Agency": {"value": 100, "confidence": 0.9},
+                   "GrossTotal": {"value": "100", "confidence": 0.8},
+                   "NetTotal": None, "InvoiceDate": "2024-03-01",
+                   "LineItems": [{"Rate": {"value": 1.5, "confidence": 0.7},
+                                  "Description": []}]}}
+    for conventions in ("confcal", "stickler-1.0"):
+        entities = score_documents(FCC_INVOICE, truths, preds, conventions=conventions).entities
+        path = tmp_path / f"{conventions}.parquet"
+        entities.to_parquet(path)  # ArrowTypeError on the mixed columns before
+        back = pd.read_parquet(path)
+        assert list(back.columns) == list(entities.columns)
+        for column in ("truth", "prediction"):
+            assert str(back[column].dtype) == "confcal.value"
+            for got, want in zip(back[column], entities[column], strict=True):
+                # the same value and the same type: "100" stays text, 100 an int, 100.0 a
+                # float, True a bool, the date a date, the Decimal a Decimal
+                assert type(got) is type(want), (column, got, want)
+                assert got == want or (got != got and want != want), (column, got, want)
+        pd.testing.assert_frame_equal(back, entities)
+        # and the library's reader takes the file
+        assert len(read_entities(path)) == len(entities)
+    # the values as the scorer saw them
+    row = entities.set_index("field").loc["Agency"]
+    assert (row["truth"], row["prediction"]) == ("100", 100)
+
+
+_JSON_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False), st.text(max_size=12), st.just([]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_JSON_SCALARS, min_size=1, max_size=30))
+def test_value_columns_round_trip_through_arrow(values: list[Any]) -> None:
+    import pyarrow as pa
+
+    from confcal.scoring._result import ValueDtype, value_column
+
+    column = value_column(values)
+    table = pa.Table.from_pandas(pd.DataFrame({"v": column}))
+    back = table.to_pandas()["v"]
+    assert isinstance(back.dtype, ValueDtype)
+    assert [(type(v), v) for v in back] == [(type(v), v) for v in values]
