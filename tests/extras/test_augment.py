@@ -24,8 +24,10 @@ import confcal
 from confcal.exceptions import ValidationError
 from confcal.extras.augment import (
     ENVELOPE,
+    LIMITS,
     PHASES,
     PIPELINES,
+    RULES,
     SEVERITIES,
     EnvelopeError,
     PipelineSpec,
@@ -91,11 +93,26 @@ def test_custom_pipelines_cover_the_effects_the_protocol_names():
 
 
 def test_a_spec_is_a_mapping_of_phases():
-    spec = PIPELINES["moire_colored_paper"]
+    spec = PIPELINES["custom15"]
     assert list(spec) == ["ink", "paper", "post"] and spec["ink"] == ()
     variant = {**spec, "post": [("Jpeg", {"quality_range": (80, 90)})]}
     assert variant["paper"] == spec.paper
-    assert json.loads(json.dumps(spec.to_dict()))["post"][0][0] == "Moire"
+    assert json.loads(json.dumps(spec.to_dict()))["paper"][1][0] == "Moire"
+
+
+def test_the_paper_s_pipelines_go_by_the_paper_s_names():
+    # Custom15: moiré on colored paper, in the paper phase only, mild
+    custom15 = PIPELINES["custom15"]
+    assert [n for n, _ in custom15.paper] == ["ColorPaper", "Moire"]
+    assert custom15.ink == () and custom15.post == () and custom15.tier == "mild"
+    # Custom22: dithering in the ink phase, a dot-matrix post phase, high
+    custom22 = PIPELINES["custom22"]
+    assert [n for n, _ in custom22.ink] == ["Dithering"] and custom22.paper == ()
+    assert [n for n, _ in custom22.post] == ["DotMatrix"] and custom22.tier == "high"
+    for old, new in (("moire_colored_paper", "custom15"), ("dithering_dot_matrix", "custom22")):
+        with pytest.raises(ValidationError, match=f"{old!r} was renamed to the paper's name "
+                                                  f"{new!r}"):
+            degrade(_page(), old, seed=0)
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -165,6 +182,25 @@ def test_the_module_imports_without_augraphy_and_names_the_extra():
      "below 0.3"),
     (("Jpeg", {"quality_range": "random"}), "quality_range", "jpeg_quality",
      r"within \[70, 95\]"),
+    # the families that erase text, each refused at Augraphy's default
+    (("Gamma", {}), "gamma_range", "gamma", r"within \[0.67, 1.5\]"),  # default 0.5-1.5
+    (("BadPhotoCopy", {"noise_iteration": (1, 2), "noise_concentration": (0.1, 0.7)}),
+     "noise_concentration", "noise_concentration", "at most 0.3"),
+    (("BadPhotoCopy", {"noise_concentration": (0.1, 0.2), "noise_iteration": (2, 4)}),
+     "noise_iteration", "noise_iterations", "at most 3"),
+    (("InkBleed", {"severity": (0.3, 0.4)}), "intensity_range", "ink_spread",  # 0.4-0.7
+     "at most 0.6"),
+    (("DotMatrix", {"dot_matrix_median_kernel_value_range": (9, 9),
+                    "dot_matrix_dot_height_range": (3, 5)}),  # width 3-19 by default
+     "dot_matrix_dot_width_range", "dot_size", "at most 5 px"),
+    (("Dithering", {"dither": "ordered"}), "order", "dither_order", "at most 4"),  # 2-5
+    (("Letterpress", {"n_samples": (200, 300)}), "n_clusters", "dropouts",  # 300-800
+     "at most 400"),
+    (("LowInkRandomLines", {"count_range": (5, 12)}), "count_range", "streaks", "at most 10"),
+    (("Markup", {"num_lines_range": (2, 4), "markup_thickness_range": (1, 6)}),
+     "markup_thickness_range", "stroke_width", "at most 4 px"),
+    (("Faxify", {"scale_range": (0.5, 1.0)}), "scale_range", "fax_scale",
+     r"within \[1, 1.5\]"),
 ])
 def test_a_pipeline_outside_the_envelope_is_refused(augraphy, step, parameter, limit, rule):
     spec = PipelineSpec("too_much", paper=[("ColorPaper", {})], post=[step])
@@ -193,6 +229,66 @@ def test_the_envelope_edges_are_inside(augraphy):
     ])
     make_pipeline(spec)
     assert ENVELOPE.holds("overlay_alpha", 0.29) and not ENVELOPE.holds("overlay_alpha", 0.3)
+
+
+def test_dot_matrix_median_filters_are_bounded(augraphy):
+    spec = {"post": [("DotMatrix", {"dot_matrix_dot_width_range": (3, 3),
+                                    "dot_matrix_dot_height_range": (3, 3),
+                                    "dot_matrix_median_kernel_value_range": (29, 29)})]}
+    with pytest.raises(EnvelopeError, match="DotMatrix.dot_matrix_median_kernel_value_range: "
+                                            "filter_radius must be at most 4 px; found"):
+        make_pipeline(spec)
+
+
+def _inside(limit, number):
+    """The envelope, written out again from its documented rules (module Notes)."""
+    rules = {"rotation": (-5, 5), "jpeg_quality": (70, 95), "brightness": (0.7, 1.3),
+             "gamma": (0.67, 1.5), "blur_radius": (0, 200), "noise_concentration": (0, 0.3),
+             "noise_iterations": (0, 3), "ink_spread": (0, 0.6), "dot_size": (0, 5),
+             "filter_radius": (0, 4), "dither_order": (0, 4), "dropouts": (0, 400),
+             "streaks": (0, 10), "stroke_width": (0, 4), "fax_scale": (1, 1.5)}
+    if limit == "blur_iterations":
+        return number < 8
+    if limit == "overlay_alpha":
+        return number < 0.3
+    low, high = rules[limit]
+    return low <= number <= high
+
+
+KERNELS = {("BadPhotoCopy", "blur_noise_kernel"), ("BleedThrough", "ksize"),
+           ("DirtyDrum", "ksize"), ("ShadowCast", "shadow_blur_kernel_range"),
+           ("ReflectedLight", "reflected_light_gaussian_kernel_size_range"),
+           ("DotMatrix", "dot_matrix_gaussian_kernel_value_range"),
+           ("DotMatrix", "dot_matrix_median_kernel_value_range"),
+           ("InkMottling", "ink_mottling_gaussian_kernel_range")}
+
+
+def test_every_registered_pipeline_is_inside_the_envelope_parameter_by_parameter(augraphy):
+    import inspect
+
+    # the families that erase text all have limits
+    assert {"Gamma", "BadPhotoCopy", "DotMatrix", "Dithering", "InkBleed", "Letterpress",
+            "LowInkRandomLines", "LowInkPeriodicLines", "Markup", "Faxify", "Jpeg",
+            "Brightness", "Geometric", "Stains", "Moire", "DirtyDrum"} <= set(RULES)
+    assert {limit for rules in RULES.values() for _, limit, _ in rules} == set(LIMITS)
+    checked = 0
+    for name, spec in PIPELINES.items():
+        for augmentation, params in _steps(spec):
+            cls = getattr(augraphy, augmentation)
+            defaults = {p.name: p.default for p in
+                        inspect.signature(cls.__init__).parameters.values()}
+            for parameter, limit, _ in RULES.get(augmentation, ()):
+                value = params.get(parameter, defaults.get(parameter))
+                numbers = [value] if not isinstance(value, (tuple, list)) else list(value)
+                assert all(isinstance(v, (int, float)) for v in numbers), (name, parameter)
+                if (augmentation, parameter) in KERNELS:
+                    numbers = [(k - 1) / 2 for k in numbers]
+                if augmentation == "LightingGradient":
+                    numbers = [1 - t for t in numbers]
+                assert all(_inside(limit, v) for v in numbers), (name, augmentation,
+                                                                parameter, value)
+                checked += 1
+    assert checked > 80  # every limited parameter of the 20 pipelines, defaults included
 
 
 def test_every_violation_is_counted_and_nested_steps_are_checked(augraphy):
@@ -232,18 +328,74 @@ def test_every_pipeline_degrades_a_small_page(augraphy, name, tmp_path, monkeypa
     page = _page()
     out = degrade(page, name, seed=11)
     assert out.shape == page.shape and out.dtype == np.uint8
-    assert not np.array_equal(out, page)
+    # a visible effect: the base blend alone changes no pixel (below), so all of it is the
+    # pipeline's
+    assert (out != page).mean() > 0.005
     assert np.array_equal(degrade(page, name, seed=11), out)
     assert os.listdir(tmp_path) == []  # no ./augraphy_cache, no logs
 
 
-@pytest.mark.parametrize("name", ["fax_letterpress", "moire_colored_paper", "archetype4"])
+@pytest.mark.parametrize("name", ["fax_letterpress", "custom15", "archetype4"])
 def test_gray_and_transparent_pages_keep_their_channels(augraphy, name):
     gray = degrade(_page(1), name, seed=3)
     assert gray.shape == (150, 200)
     bgra = degrade(_page(4), name, seed=3)
     assert bgra.shape == (150, 200, 4)
     assert np.array_equal(bgra[:, :, 3], _page(4)[:, :, 3])
+
+
+def test_an_empty_pipeline_is_the_identity_bit_for_bit():
+    from PIL import Image
+
+    for page in (_page(), _page(1), _page(4), _page()[:, :, :1]):
+        out = degrade(page, {}, seed=3)
+        assert out is not page and out.dtype == page.dtype and out.shape == page.shape
+        assert np.array_equal(out, page)
+    image = Image.fromarray(_page()[:, :, ::-1], mode="RGB")
+    assert degrade(image, PipelineSpec("nothing"), seed=0).tobytes() == image.tobytes()
+
+
+def test_the_base_blend_leaves_a_page_on_white_paper_unchanged(augraphy):
+    # a step that never fires (p=0): Augraphy still prints the ink layer onto the paper;
+    # Augraphy's default "ink_to_paper" blend changed 22% of a rendered invoice's pixels
+    idle = {"post": [("Jpeg", {"quality_range": (80, 90), "p": 0})]}
+    gray = np.tile(np.linspace(0, 255, 200).astype(np.uint8), (150, 1))  # every gray level
+    for page in (_page(), _page(1), gray):
+        assert np.array_equal(degrade(page, idle, seed=1), page)
+
+
+def test_other_threads_keep_their_working_directory_and_numba_threads(augraphy, tmp_path,
+                                                                       monkeypatch):
+    import threading
+
+    import numba
+
+    monkeypatch.chdir(tmp_path)
+    threads_before = numba.get_num_threads()
+    done = threading.Event()
+    written, seen_threads = [], set()
+
+    def writer():
+        i = 0
+        while not done.is_set() or i < 50:
+            with open(f"note-{i}.txt", "w") as f:  # relative: the working directory's
+                f.write(str(i))
+            written.append(i)
+            seen_threads.add(numba.get_num_threads())
+            i += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for seed in range(3):
+            degrade(_page(), "bleed_through", seed=seed)  # reads and writes Augraphy's cache
+    finally:
+        done.set()
+        thread.join()
+    on_disk = {int(p.stem.split("-")[1]) for p in tmp_path.glob("note-*.txt")}
+    assert len(written) >= 50 and on_disk == set(written)  # none lost elsewhere
+    assert sorted(os.listdir(tmp_path)) == sorted(f"note-{i}.txt" for i in written)
+    assert seen_threads == {threads_before} and numba.get_num_threads() == threads_before
 
 
 def test_pil_pages_come_back_as_pil_pages(augraphy):
@@ -258,14 +410,15 @@ def test_pil_pages_come_back_as_pil_pages(augraphy):
 
 ONE_OF = {"post": [("OneOf", {"augmentations": [("Jpeg", {"quality_range": (70, 75)}),
                                                  ("Brightness", {"brightness_range": (0.7, 0.8)}),
-                                                 ("Dithering", {"dither": "ordered"})]})]}
+                                                 ("Dithering", {"dither": "ordered",
+                                                                "order": (3, 4)})]})]}
 
 
 def test_the_seed_decides_the_pixels_seed_0_included(augraphy):
     page = _page()
-    zero = [degrade(page, "moire_colored_paper", seed=0) for _ in range(2)]
+    zero = [degrade(page, "custom15", seed=0) for _ in range(2)]
     assert np.array_equal(zero[0], zero[1])  # Augraphy's own random_seed would ignore 0
-    assert not np.array_equal(zero[0], degrade(page, "moire_colored_paper", seed=1))
+    assert not np.array_equal(zero[0], degrade(page, "custom15", seed=1))
     # OneOf picks its branch at construction: the seed must reach it
     outputs = {hashlib.sha256(degrade(page, ONE_OF, seed=s).tobytes()).hexdigest()
                for s in range(6)}
@@ -277,7 +430,7 @@ def test_the_seed_decides_the_pixels_seed_0_included(augraphy):
 def test_the_same_seed_gives_the_same_bytes_in_another_process(augraphy, tmp_path):
     # moiré and dirty rollers draw inside numba; OneOf at construction; the hash seed of
     # the child differs from ours
-    names = ["moire_colored_paper", "dirty_drum_rollers", "archetype3"]
+    names = ["custom15", "dirty_drum_rollers", "archetype3"]
     np.save(tmp_path / "page.npy", _page())
     code = textwrap.dedent(f"""
         import hashlib, json, numpy as np

@@ -177,17 +177,30 @@ class DemoCorpus:
         return concat_results(results)
 
 
-def _read_jsonl_gz(name: str) -> dict[str, dict[str, Any]]:
-    data = resources.files(_PACKAGE).joinpath(f"data/{name}").read_bytes()
+def _read_jsonl_gz(name: str, folder: str = "data") -> dict[str, dict[str, Any]]:
+    data = resources.files(_PACKAGE).joinpath(f"{folder}/{name}").read_bytes()
     lines = gzip.decompress(data).decode("utf-8").splitlines()
     return {r["doc_id"]: r["document"] for r in map(json.loads, lines)}
 
 
-def load_demo() -> DemoCorpus:
-    """Load the bundled synthetic demo corpus (75 invoices, 4 extractors x 4 tiers).
+def load_demo(corpus: str = "synthetic") -> DemoCorpus:
+    """Load a bundled demo corpus: the synthetic one (75 invoices, 4 extractors x 4 tiers)
+    or the OCR one (``corpus="ocr"``).
+
+    The OCR corpus holds 6 of the same synthetic invoices drawn as pages, degraded by the 20
+    ``confcal.extras.augment`` pipelines, read by Tesseract 5.3 and extracted by a template
+    whose confidence is the product of the OCR word confidences (``scripts/make_ocr_corpus.py``
+    made it; reading it needs neither Tesseract nor Augraphy): one run per pipeline
+    (``tier`` is the pipeline's name, ``original`` the undegraded page), model
+    ``tesseract-template``.
 
     Each call reads the package files afresh, so changing the returned documents never
     affects a later call.
+
+    Parameters
+    ----------
+    corpus : {"synthetic", "ocr"}, default "synthetic"
+        Which bundled corpus.
 
     Returns
     -------
@@ -207,13 +220,19 @@ def load_demo() -> DemoCorpus:
     >>> sorted(corpus.truths["fcc-001"])
     ['Advertiser', 'Agency', 'AgencyCommission', 'GrossTotal', 'LineItems', 'NetAmountDue',
     'PaymentTerms']
+    >>> ocr = load_demo("ocr")
+    >>> len(ocr.truths), ocr.models, ocr.tiers[:3]
+    (6, ('tesseract-template',), ('original', 'archetype1', 'archetype2'))
     """
-    manifest = json.loads(resources.files(_PACKAGE).joinpath("data/manifest.json").read_text())
-    truths = _read_jsonl_gz(manifest["truth"])
+    folder = {"synthetic": "data", "ocr": "ocr_data"}[check_option(corpus, "corpus",
+                                                                  ("synthetic", "ocr"))]
+    manifest = json.loads(resources.files(_PACKAGE).joinpath(f"{folder}/manifest.json")
+                          .read_text())
+    truths = _read_jsonl_gz(manifest["truth"], folder)
     runs = tuple(
         DemoRun(model=r["model"], tier=r["tier"], pipeline=r["pipeline"],
                 confidence_source=r["confidence_source"],
-                predictions=MappingProxyType(_read_jsonl_gz(r["file"])))
+                predictions=MappingProxyType(_read_jsonl_gz(r["file"], folder)))
         for r in manifest["runs"]
     )
     return DemoCorpus(truths=MappingProxyType(truths), runs=runs,

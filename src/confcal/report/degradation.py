@@ -19,6 +19,12 @@ metadata column, named with ``doc="source"`` below.
   baseline, on the documents both have, and sorts it into a tier: mild (< 5 points),
   moderate (5 to 10) or high (> 10).
 
+The baseline must be the input pages themselves. With :mod:`confcal.extras.augment` it is:
+``degrade_corpus`` writes the page as its baseline, an empty pipeline returns the page bit
+for bit, and the ink is printed with a ``"min"`` blend that leaves a page on white paper
+unchanged, so a measured drop holds nothing but the pipeline's own effect (Augraphy's
+default blend alone changed 22% of a rendered invoice's pixels and cost OCR 6 points).
+
 Neither needs Augraphy.
 """
 

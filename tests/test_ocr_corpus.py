@@ -1,0 +1,126 @@
+"""The OCR demo corpus: bundled, loadable without Tesseract, reproduced by its script.
+
+The script (``scripts/make_ocr_corpus.py``) takes about 5 minutes for all 126 pages, so the
+test regenerates one page with the real Tesseract and Augraphy (``--check`` on a subset);
+the template extractor, which needs no OCR, is re-run on every shipped page's words.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import confcal
+from confcal.datasets import load_demo
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "src" / "confcal" / "datasets" / "ocr_data"
+SCRIPT = ROOT / "scripts" / "make_ocr_corpus.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("make_ocr_corpus", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+
+
+def test_the_corpus_is_small_and_has_a_run_per_pipeline():
+    from confcal.extras.augment import PIPELINES
+
+    size = sum(p.stat().st_size for p in DATA.rglob("*") if p.is_file())
+    assert size < 1_000_000
+    corpus = load_demo("ocr")
+    assert corpus.models == ("tesseract-template",)
+    assert corpus.tiers == ("original", *PIPELINES)
+    assert len(corpus.truths) == 6 and all(set(r.predictions) == set(corpus.truths)
+                                           for r in corpus.runs)
+    assert corpus.manifest["versions"]["tesseract"].startswith("5.")
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    from fnmatch import fnmatch
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["confcal.datasets"]
+    for path in (p for p in DATA.rglob("*") if p.is_file()):
+        relative = path.relative_to(DATA.parent).as_posix()
+        assert any(fnmatch(relative, p) for p in patterns), f"{relative} is not package data"
+    assert {r["nominal_tier"] for r in corpus.manifest["runs"]} == {"clean", "mild",
+                                                                     "moderate", "high"}
+
+
+def test_it_loads_and_scores_without_tesseract_or_augraphy():
+    code = (
+        "import sys\n"
+        "for name in ('pytesseract', 'augraphy', 'cv2', 'numba', 'PIL'):\n"
+        "    sys.modules[name] = None\n"
+        "from confcal.datasets import load_demo\n"
+        "result = load_demo('ocr').score(tiers=['original', 'custom22'])\n"
+        "print(result.counts['documents'])\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(confcal.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["12"]
+
+
+def test_the_template_reproduces_every_shipped_prediction_from_the_shipped_words(script):
+    from confcal.extras.ocr import OCRWord
+
+    manifest = json.loads((DATA / "manifest.json").read_text())
+    pages = _lines(DATA / "ocr_words.jsonl.gz")
+    assert len(pages) == len(manifest["runs"]) * manifest["documents"]
+    predictions = {run["tier"]: {r["doc_id"]: r["document"] for r in _lines(DATA / run["file"])}
+                   for run in manifest["runs"]}
+    for page in pages:
+        words = [OCRWord(text, conf, tuple(box), line=line)
+                 for text, conf, box, line in page["words"]]
+        assert 0 < len(words) and all(0 <= w.confidence <= 1 for w in words)
+        assert script.extract(words) == predictions[page["pipeline"]][page["doc_id"]]
+
+
+def test_a_value_s_confidence_is_the_product_of_its_words(script):
+    from confcal.extras.ocr import OCRWord
+
+    def word(text, conf, x, y, line):
+        return OCRWord(text, conf, (x, y, 10 * len(text), 30), line=line)
+
+    words = [word("Gross", 0.9, 100, 1000, 1), word("total:", 0.8, 190, 1002, 1),
+             word("$1,250.00", 0.5, 400, 1001, 1),
+             word("Payment", 1.0, 100, 300, 0), word("terms:", 1.0, 220, 300, 0),
+             word("Net", 0.9, 400, 301, 0), word("30", 0.8, 450, 299, 0)]
+    out = script.extract(words)
+    # the label's own words do not count: 0.5 alone; 0.9 x 0.8 = 0.72
+    assert out["GrossTotal"] == {"value": "$1,250.00", "confidence": 0.5}
+    assert out["PaymentTerms"] == {"value": "Net 30", "confidence": 0.72}
+    assert "Agency" not in out and out["LineItems"] == []
+    assert math.isclose(0.9 * 0.8, 0.72)
+
+
+def test_the_script_reproduces_a_page_byte_for_byte(script):
+    pytesseract = pytest.importorskip("pytesseract")
+    pytest.importorskip("augraphy")
+    import shutil
+
+    if shutil.which(pytesseract.pytesseract.tesseract_cmd) is None:
+        pytest.skip("the tesseract program is not installed (apt-get install tesseract-ocr)")
+    env = {**os.environ, "PYTHONPATH": str(Path(confcal.__file__).parents[1])}
+    done = subprocess.run([sys.executable, str(SCRIPT), "--check", "--invoices", "3",
+                           "--pipelines", "skew_jpeg"], capture_output=True, text=True,
+                          env=env, timeout=300, check=False)
+    if done.returncode == 2:
+        pytest.skip(f"other versions than the corpus was made with: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    assert "checked 1 pages: identical" in done.stdout
