@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("confcal._version", "confcal._validation", "confcal._counts",
                     "confcal._files", "confcal._signature", "confcal._compat",
                     "confcal._deprecation", "confcal._chat", "confcal._markdown",
-                    "confcal.exceptions")),
+                    "confcal._options", "confcal.exceptions")),
     ("metrics", ("confcal.metrics",)),
     ("scoring", ("confcal.scoring",)),
     ("calibration", ("confcal.calibration", "confcal.datasets")),

@@ -29,10 +29,11 @@ import math
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .._options import DeprecatedOption, budgets, columns, int_at_least
 from ..exceptions import ConfcalError, ValidationError
 from ..qa._command import add_qa_parser, run_qa
 
@@ -74,30 +75,6 @@ def _budgets_or_default(budgets: tuple[float, ...] | None) -> tuple[float, ...]:
     return DEFAULT_BUDGETS if budgets is None else budgets
 
 
-def _budgets(text: str) -> tuple[float, ...]:
-    from .._validation import check_budgets
-
-    try:
-        values = tuple(float(part) for part in text.split(","))
-        return check_budgets(values, "--budgets")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"must be comma-separated numbers in (0, 1] such as 0.1,0.3; found {text!r}"
-            + (f" ({exc})" if isinstance(exc, ConfcalError) else "")) from None
-
-
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}; found {text!r}")
-        return value
-    return parse
-
-
 def _size(text: str) -> int:
     """A byte count: an integer, or one with a binary suffix K, M or G (16M = 16 MiB)."""
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
@@ -114,19 +91,11 @@ def _size(text: str) -> int:
 def _depth(text: str) -> int:
     from .._validation import MAX_DEPTH_CEILING
 
-    value = _int_at_least(1)(text)
+    value = int_at_least(1)(text)
     if value > MAX_DEPTH_CEILING:
         raise argparse.ArgumentTypeError(
             f"must be at most {MAX_DEPTH_CEILING} (Python's JSON parser recurses); found {text!r}")
     return value
-
-
-def _columns(text: str) -> tuple[str, ...]:
-    columns = tuple(part.strip() for part in text.split(","))
-    if not all(columns):
-        raise argparse.ArgumentTypeError(
-            f"must be comma-separated column names such as model,tier; found {text!r}")
-    return columns
 
 
 def _meta(text: str) -> tuple[str, str]:
@@ -148,21 +117,6 @@ def _entities_path(text: str) -> Path:
         raise argparse.ArgumentTypeError(
             f"must end in {', '.join(_ENTITY_SUFFIXES)}; found {text!r}")
     return Path(text)
-
-
-class _Deprecated(argparse.Action):
-    """An old option spelling: stores into the new option's ``dest`` and says so on stderr."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, *, instead: str,
-                 **kwargs: Any) -> None:
-        self.instead = instead
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        print(f"confcal: warning: {option_string} is deprecated and will be removed in the "
-              f"next release; use {self.instead}", file=sys.stderr)
-        setattr(namespace, self.dest, values)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -187,22 +141,22 @@ def _parser() -> argparse.ArgumentParser:
 
     def report_options(p: argparse.ArgumentParser, bootstrap: int) -> None:
         # default None: the library's DEFAULT_BUDGETS, read when used (no numpy at start-up)
-        p.add_argument("--budgets", type=_budgets, default=None, metavar="B,...",
+        p.add_argument("--budgets", type=budgets, default=None, metavar="B,...",
                        help="ECARB review budgets (default 0.1,0.3, the library's "
                             "DEFAULT_BUDGETS)")
-        p.add_argument("--n-bins", type=_int_at_least(1), default=5, metavar="M",
+        p.add_argument("--n-bins", type=int_at_least(1), default=5, metavar="M",
                        help="equal-mass bins of ECE and of the reliability diagrams "
                             "(default 5, the paper's)")
-        p.add_argument("--bins", type=_int_at_least(1), dest="n_bins", action=_Deprecated,
+        p.add_argument("--bins", type=int_at_least(1), dest="n_bins", action=DeprecatedOption,
                        instead="--n-bins")
-        p.add_argument("--min-count", type=_int_at_least(0), default=30, metavar="C",
+        p.add_argument("--min-count", type=int_at_least(0), default=30, metavar="C",
                        help="reliability bins with fewer predictions are not drawn "
                             "(default 30)")
-        p.add_argument("--n-resamples", type=_int_at_least(0), default=bootstrap,
+        p.add_argument("--n-resamples", type=int_at_least(0), default=bootstrap,
                        metavar="N", help=f"bootstrap resamples of documents for the "
                                          f"intervals, 0 for none (default {bootstrap})")
-        p.add_argument("--bootstrap", type=_int_at_least(0), dest="n_resamples",
-                       action=_Deprecated, instead="--n-resamples")
+        p.add_argument("--bootstrap", type=int_at_least(0), dest="n_resamples",
+                       action=DeprecatedOption, instead="--n-resamples")
         p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
     demo = commands.add_parser(
@@ -212,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
                     "report.")
     demo.add_argument("-o", "--output", type=Path, default=Path("confcal-report"),
                       metavar="DIR", help="report folder (default ./confcal-report)")
-    demo.add_argument("--out", type=Path, dest="output", action=_Deprecated,
+    demo.add_argument("--out", type=Path, dest="output", action=DeprecatedOption,
                       instead="-o/--output")
     demo.add_argument("--corpus", choices=("synthetic", "ocr"), default="synthetic",
                       help="synthetic (default): the four simulated extractors; ocr: "
@@ -257,7 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-depth", type=_depth, default=64, metavar="N",
                         help="deepest nesting of JSON objects and lists (default 64, at most "
                              "500)")
-    limits.add_argument("--max-value-chars", type=_int_at_least(1), default=10_000,
+    limits.add_argument("--max-value-chars", type=int_at_least(1), default=10_000,
                         metavar="N", help="longest string value compared; text comparison is "
                                           "quadratic in length (default 10000)")
 
@@ -268,7 +222,7 @@ def _parser() -> argparse.ArgumentParser:
                     "WOA, ECARB vs. budget, in report.html, report.md, metrics.csv and PNGs.")
     report.add_argument("entities", nargs="+", type=_entities_path, metavar="ENTITIES",
                         help="entity tables (.parquet, .csv, .csv.gz)")
-    report.add_argument("--by", type=_columns, default=None, metavar="COL,...",
+    report.add_argument("--by", type=columns("model,tier"), default=None, metavar="COL,...",
                         help="columns that tell runs apart (default: every metadata column)")
     report_options(report, bootstrap=1000)
     report.add_argument("--sketch", action="store_true",
@@ -280,7 +234,7 @@ def _parser() -> argparse.ArgumentParser:
     # not required=True: the deprecated --out gives it too (checked in main)
     report.add_argument("-o", "--output", type=Path, default=None, metavar="DIR",
                         help="report folder (required)")
-    report.add_argument("--out", type=Path, dest="output", action=_Deprecated,
+    report.add_argument("--out", type=Path, dest="output", action=DeprecatedOption,
                         instead="-o/--output")
     # DocBench-style QA evaluation lives with confcal.qa.docqa; it brings its own options
     add_qa_parser(commands, parents=[common])

@@ -21,13 +21,12 @@ sends ``qa run`` here before parsing anything else.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from .._options import int_at_least, number_in, positive
 from ..exceptions import ConfcalError
 
 __all__ = ["is_qa_run", "qa_run_main"]
@@ -47,38 +46,6 @@ def is_qa_run(argv: Sequence[str]) -> bool:
     return words[:2] == ["qa", "run"]
 
 
-def _int_at_least(minimum: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}; found {text!r}")
-        return value
-    return parse
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0; found {text!r}")
-    return value
-
-
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number in [0, 1); found {text!r}")
-    return value
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="confcal qa run",
@@ -96,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-url", required=True, metavar="URL",
                         help="an OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
     parser.add_argument("--model", required=True, metavar="NAME", help="the model to ask")
-    parser.add_argument("--context-tokens", required=True, type=_int_at_least(1),
+    parser.add_argument("--context-tokens", required=True, type=int_at_least(1),
                         metavar="N", help="the model's context window in tokens")
     parser.add_argument("-o", "--out", required=True, type=Path, metavar="OUT",
                         help="output folder (new, empty or a previous qa run output)")
@@ -107,11 +74,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="answer cache (default OUT.cache beside OUT)")
     cache.add_argument("--no-cache", action="store_true",
                        help="keep no cache (an interrupted run starts over)")
-    parser.add_argument("--concurrency", "--workers", type=_int_at_least(1), default=4,
+    parser.add_argument("--concurrency", "--workers", type=int_at_least(1), default=4,
                         metavar="N", help="requests in flight at once (default 4)")
-    parser.add_argument("--max-tokens", type=_int_at_least(1), default=512, metavar="N",
+    parser.add_argument("--max-tokens", type=int_at_least(1), default=512, metavar="N",
                         help="longest answer in tokens, reserved in the context (default 512)")
-    parser.add_argument("--margin", type=_share, default=0.1, metavar="F",
+    parser.add_argument("--margin", type=number_in(0.0, 1.0), default=0.1, metavar="F",
                         help="share of the context kept free for the token estimate's error "
                              "(default 0.1)")
     parser.add_argument("--domain", metavar="LABEL",
@@ -120,9 +87,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                         help="environment variable holding the API key (default "
                              "OPENAI_API_KEY; '' for an endpoint without a key)")
-    parser.add_argument("--timeout", type=_seconds, default=60.0, metavar="S",
+    parser.add_argument("--timeout", type=positive(float, "a number of seconds"), default=60.0,
+                        metavar="S",
                         help="seconds per request (default 60)")
-    parser.add_argument("--max-retries", type=_int_at_least(0), default=5, metavar="N",
+    parser.add_argument("--max-retries", type=int_at_least(0), default=5, metavar="N",
                         help="retries of a 429, 5xx or timeout per request (default 5)")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     parser.add_argument("--progress", action="store_true",

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._options import DeprecatedOption, budgets, columns, int_at_least, positive
 from ..exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
 
 __all__ = ["add_qa_parser", "run_qa"]
@@ -53,49 +54,6 @@ DEMO_OUT = Path("confcal-qa")
 _DEMO_NOTE = ("The demo sample is synthetic: 40 invented questions about 10 invented "
               "documents (two per DocBench domain), answered by three simulated systems; "
               "no real document, person or model is involved (confcal.qa.docqa.load_sample).")
-
-
-def _columns(text: str) -> tuple[str, ...]:
-    columns = tuple(part.strip() for part in text.split(","))
-    if not all(columns):
-        raise argparse.ArgumentTypeError(
-            f"must be comma-separated column names such as domain,qtype; found {text!r}")
-    return columns
-
-
-def _budgets(text: str) -> tuple[float, ...]:
-    from .._validation import check_budgets
-
-    try:
-        return check_budgets(tuple(float(part) for part in text.split(",")), "--budgets")
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be comma-separated numbers in (0, 1] such as 0.1,0.3; found {text!r}"
-        ) from None
-
-
-def _at_least(minimum: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}; found {text!r}")
-        return value
-    return parse
-
-
-def _positive(kind: type) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or not value > 0 or (kind is float and not math.isfinite(value)):
-            raise argparse.ArgumentTypeError(f"must be a number > 0; found {text!r}")
-        return value
-    return parse
 
 
 def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser] = ()
@@ -150,7 +108,8 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
                     help="strict: a reply must be the digit, and what is not decided is "
                          "counted apart (default); docbench: replies read and accuracy "
                          "aggregated as the official DocBench evaluation does")
-    qa.add_argument("--by", type=_columns, default=("domain", "qtype"), metavar="COL,...",
+    qa.add_argument("--by", type=columns("domain,qtype"), default=("domain", "qtype"),
+                    metavar="COL,...",
                     help="breakdowns of the accuracy table (default domain,qtype)")
     qa.add_argument("--human", metavar="COL", default=None,
                     help="column of human verdicts (1/0) to compare the judge with "
@@ -162,9 +121,9 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
     qa.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                     help="--judge llm: environment variable holding the API key "
                          "(default OPENAI_API_KEY; '' for an endpoint without a key)")
-    qa.add_argument("--timeout", type=_positive(float), default=60.0, metavar="S",
+    qa.add_argument("--timeout", type=positive(float), default=60.0, metavar="S",
                     help="--judge llm: seconds per request (default 60)")
-    qa.add_argument("--max-retries", type=_at_least(0), default=4, metavar="N",
+    qa.add_argument("--max-retries", type=int_at_least(0), default=4, metavar="N",
                     help="--judge llm: retries of a failed request (429, 5xx, timeouts; "
                          "default 4)")
     qa.add_argument("--cache-dir", type=Path, metavar="DIR",
@@ -176,13 +135,17 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
                          "paper's) or {question}, {answer}, {reference}, {evidence}")
     qa.add_argument("--system-prompt", metavar="TEXT",
                     help="--judge llm: the system message (default confcal's)")
-    qa.add_argument("--budgets", type=_budgets, default=None, metavar="B,...",
+    qa.add_argument("--budgets", type=budgets, default=None, metavar="B,...",
                     help="ECARB review budgets of the calibration section (default 0.1,0.3, "
                          "the library's DEFAULT_BUDGETS)")
-    qa.add_argument("--bins", type=_positive(int), default=5, metavar="M",
+    qa.add_argument("--n-bins", type=int_at_least(1), default=5, metavar="M",
                     help="equal-mass ECE bins (default 5)")
-    qa.add_argument("-o", "--output", "--out", dest="out", type=Path, metavar="DIR",
+    qa.add_argument("--bins", type=int_at_least(1), dest="n_bins", action=DeprecatedOption,
+                    instead="--n-bins")
+    qa.add_argument("-o", "--output", dest="out", type=Path, metavar="DIR",
                     help=f"output folder (required, except with --demo: ./{DEMO_OUT})")
+    qa.add_argument("--out", type=Path, dest="out", action=DeprecatedOption,
+                    instead="-o/--output")
     return qa
 
 
@@ -407,7 +370,7 @@ def _qa(args: argparse.Namespace) -> int:
         decided = cascade_table(judged, "verdict") if args.judge == "cascade" else None
         has_confidence = ("confidence" in judged.columns
                           and bool(judged["confidence"].notna().any()))
-        calibration, bins = (_calibration(judged, args.budgets, args.bins)
+        calibration, bins = (_calibration(judged, args.budgets, args.n_bins)
                              if has_confidence else (None, None))
     for w in caught:
         if issubclass(w.category, UndefinedMetricWarning):
