@@ -43,9 +43,12 @@ def test_custom_comparator_needs_a_threshold():
         ({"threshold": -0.1}, r"threshold must be a number within \[0, 1\]; found -0\.1"),
         ({"threshold": float("nan")}, r"threshold must be a number within \[0, 1\]; found nan"),
         ({"threshold": "0.5"}, r"threshold must be a number within \[0, 1\]; found '0\.5'"),
-        ({"weight": 0}, r"weight must be a finite number > 0; found 0"),
-        ({"weight": float("inf")}, r"weight must be a finite number > 0; found inf"),
-        ({"weight": True}, r"weight must be a finite number > 0; found True"),
+        ({"weight": 0}, r"weight must be a number finite and within \[1e-100, 1e\+100\]; found 0$"),
+        ({"weight": float("inf")}, r"weight must be a number finite and within .*; found inf"),
+        ({"weight": True}, r"weight must be a number finite and within .*; found True"),
+        # a weight that would make WOA's sums overflow is refused where it is written
+        ({"weight": 1e308}, r"weight must be a number finite and within .*; found 1e\+308"),
+        ({"weight": 1e-300}, r"weight must be a number finite and within .*; found 1e-300"),
     ],
 )
 def test_field_validation(kwargs, match):
@@ -78,8 +81,10 @@ def test_items_validation():
         Items({"": Field(Text())})
     with pytest.raises(ValidationError, match=r"match_threshold must be a number within \[0, 1\]"):
         Items({"A": Field(Text())}, match_threshold=2)
-    with pytest.raises(ValidationError, match="weight must be a finite number > 0"):
+    with pytest.raises(ValidationError, match=r"weight must be a number finite and within"):
         Items({"A": Field(Text())}, weight=-1)
+    with pytest.raises(ValidationError, match=r"weight must be a number finite and within"):
+        Items({"A": Field(Text())}, weight=1e200)
 
 
 def test_items_copies_its_fields():

@@ -30,7 +30,7 @@ from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from .._files import read_json_object
-from .._validation import is_real
+from .._validation import MAX_WEIGHT, MIN_WEIGHT, WEIGHT_RULE, is_real
 from ..exceptions import ValidationError
 from .comparators import Comparator, Date, Exact, Number, Text
 
@@ -60,7 +60,7 @@ class Field:
         A pair of present values with ``similarity >= threshold`` is a TP, otherwise an FD.
         Defaults to the comparator's ``default_threshold`` (module docstring); required for
         a custom comparator.
-    weight : float > 0, default 1.0
+    weight : float in [1e-100, 1e100], default 1.0
         Weight of this field's entities in WOA (the ``weight`` column of the entity table).
 
     Examples
@@ -97,8 +97,9 @@ class Field:
                 )
         if not is_real(threshold) or not 0.0 <= float(threshold) <= 1.0:
             raise ValidationError(f"threshold must be a number within [0, 1]; found {threshold!r}")
-        if not is_real(self.weight) or not float(self.weight) > 0.0:
-            raise ValidationError(f"weight must be a finite number > 0; found {self.weight!r}")
+        if not is_real(self.weight) or not MIN_WEIGHT <= float(self.weight) <= MAX_WEIGHT:
+            raise ValidationError(f"weight must be a number {WEIGHT_RULE}; found "
+                                  f"{self.weight!r}")
         object.__setattr__(self, "threshold", float(threshold))
         object.__setattr__(self, "weight", float(self.weight))
 
@@ -120,7 +121,7 @@ class Items:
     match_threshold : float in [0, 1], default 0.0
         Minimum item similarity for two items to be paired. With 0.0 every item of the
         shorter list is paired.
-    weight : float > 0, default 1.0
+    weight : float in [1e-100, 1e100], default 1.0
         Multiplies the sub-field weights in the entity table's ``weight`` column.
 
     Examples
@@ -155,8 +156,9 @@ class Items:
             raise ValidationError(
                 f"match_threshold must be a number within [0, 1]; found {self.match_threshold!r}"
             )
-        if not is_real(self.weight) or not float(self.weight) > 0.0:
-            raise ValidationError(f"weight must be a finite number > 0; found {self.weight!r}")
+        if not is_real(self.weight) or not MIN_WEIGHT <= float(self.weight) <= MAX_WEIGHT:
+            raise ValidationError(f"weight must be a number {WEIGHT_RULE}; found "
+                                  f"{self.weight!r}")
         object.__setattr__(self, "fields", dict(self.fields))
         object.__setattr__(self, "match_threshold", float(self.match_threshold))
         object.__setattr__(self, "weight", float(self.weight))
