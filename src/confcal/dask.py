@@ -1,6 +1,6 @@
 """Scoring and calibration on Dask: documents and entities spread over partitions and workers.
 
-Needs the ``dask`` extra (``pip install 'confcal[dask]'``: ``dask[dataframe]`` and
+Needs the ``dask`` extra (``pip install -e '.[dask]'``: ``dask[dataframe]`` and
 ``distributed``); dask is imported inside the functions, so ``import confcal.dask`` works
 without it and fails only when a function is called.
 
@@ -50,7 +50,7 @@ def _dask() -> Any:
         import dask
         import dask.dataframe
     except ImportError:
-        raise ImportError("confcal.dask needs dask: pip install 'confcal[dask]' "
+        raise ImportError("confcal.dask needs dask: pip install -e '.[dask]' "
                           "(dask[dataframe] and distributed)") from None
     from .scoring._result import register_with_dask
 

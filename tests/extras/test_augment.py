@@ -154,7 +154,7 @@ def test_the_module_imports_without_augraphy_and_names_the_extra():
                          check=True, timeout=120)
     lines = out.stdout.splitlines()
     assert lines[0] == "20"
-    assert "pip install 'confcal[augment]'" in lines[1]
+    assert "pip install -e '.[augment]'" in lines[1]
 
 
 # ------------------------------------------------------------------------------ envelope

@@ -54,6 +54,17 @@ def test_write_entities_refuses_unknown_formats(entities, tmp_path):
         write_entities(entities, tmp_path / "e.xlsx")
 
 
+def test_write_entities_never_creates_a_missing_folder(entities, tmp_path):
+    # a typo in the folder is an error, not a new folder tree (docs/cli.md, crash safety)
+    with pytest.raises(ValidationError, match=r"the folder '.*typo' must exist; found no such "
+                                              r"folder \(create it first\)"):
+        write_entities(entities, tmp_path / "typo" / "e.parquet")
+    assert not (tmp_path / "typo").exists()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValidationError, match=r"must exist; found a file"):
+        write_entities(entities, tmp_path / "file" / "e.csv")
+
+
 def test_read_entities_names_the_file_and_the_line(entities, tmp_path):
     path = tmp_path / "e.csv"
     entities.drop(columns=["similarity", "weight"]).to_csv(path, index=False)

@@ -290,7 +290,7 @@ def test_cli_report_sketch(tmp_path: Path, demo_entities: pd.DataFrame, capsys: 
     for tier, group in demo_entities.groupby("tier", sort=False):
         paths.append(str(write_entities(group, tmp_path / f"{tier}.parquet")))
     out = tmp_path / "report"
-    assert cli.main(["report", *paths, "--by", "model,tier", "--sketch", "--bootstrap", "0",
+    assert cli.main(["report", *paths, "--by", "model,tier", "--sketch", "--n-resamples", "0",
                      "-o", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["metrics.csv", "report.md"]
     # groups come in order of first appearance: here tier by tier, as the files were given
@@ -306,7 +306,7 @@ def test_cli_report_sketch_default_by_and_csv(tmp_path: Path, demo_entities: pd.
                                               capsys: Any) -> None:
     path = write_entities(demo_entities, tmp_path / "all.csv.gz")
     out = tmp_path / "report"
-    assert cli.main(["report", str(path), "--sketch", "--bootstrap", "0", "-o", str(out)]) == 0
+    assert cli.main(["report", str(path), "--sketch", "--n-resamples", "0", "-o", str(out)]) == 0
     got = pd.read_csv(out / "metrics.csv")
     want = compare_runs(demo_entities, budgets=(0.1, 0.3))
     assert list(got.columns) == list(want.columns)  # by = every metadata column

@@ -14,8 +14,8 @@ def require(module: str, *, user: str, extra: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(
-            f"{user} needs {module.split('.')[0]}; install the extra with "
-            f"`pip install 'confcal[{extra}]'` ({exc})") from exc
+            f"{user} needs {module.split('.')[0]}; install the {extra!r} extra: in a "
+            f"confcal checkout, `pip install -e '.[{extra}]'` ({exc})") from exc
 
 
 class _NoBar:

@@ -16,7 +16,7 @@ prompt::
     [Page 1 of 12]
     ...
 
-PyMuPDF (``pip install 'confcal[pdf]'``; AGPL-licensed) is imported when a PDF is read.
+PyMuPDF (``pip install -e '.[pdf]'``; AGPL-licensed) is imported when a PDF is read.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def pdf_text(path: str | os.PathLike[str]) -> PdfText:
         Naming the file: it does not exist, is empty or not a PDF PyMuPDF can open, needs
         a password, or a page cannot be read.
     ImportError
-        PyMuPDF is not installed (``pip install 'confcal[pdf]'``).
+        PyMuPDF is not installed (``pip install -e '.[pdf]'``).
 
     Notes
     -----

@@ -51,6 +51,15 @@ REQUIRED_ENTITY_COLUMNS: tuple[str, ...] = (
 _VALUE_COLUMNS = ("truth", "prediction")
 
 
+def _check_parent(path: Path) -> None:
+    """The folder an entity table goes into must exist: a typo in it is never created."""
+    if not path.parent.is_dir():
+        raise ValidationError(
+            f"{path}: the folder {str(path.parent)!r} must exist; found "
+            f"{'a file' if path.parent.exists() else 'no such folder'} (create it first)",
+            source=path)
+
+
 def _suffix(path: Path) -> str:
     name = path.name.lower()
     return next((s for s in ENTITY_FORMATS if name.endswith(s)), path.suffix)
@@ -95,9 +104,9 @@ class ChunkWriter:
                 import pyarrow  # noqa: F401
             except ImportError:
                 raise ValidationError(
-                    f"{self.path}: writing Parquet needs pyarrow; found it not installed (pip "
-                    "install 'confcal[cli]', or write .csv)", source=self.path) from None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+                    f"{self.path}: writing Parquet needs pyarrow; found it not installed (in a "
+                    "checkout: pip install -e '.[cli]'; or write .csv)", source=self.path) from None
+        _check_parent(self.path)
         self._staged = StagedFile(self.path)
         self.tmp = self._staged.tmp
         self._writer: Any = None
@@ -200,9 +209,9 @@ def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path
             import pyarrow  # noqa: F401  (a clear message instead of pandas' ImportError)
         except ImportError:
             raise ValidationError(
-                f"{path}: writing Parquet needs pyarrow; found it not installed (pip install "
-                "'confcal[cli]', or write .csv)", source=path) from None
-    path.parent.mkdir(parents=True, exist_ok=True)
+                f"{path}: writing Parquet needs pyarrow; found it not installed (in a "
+                "checkout: pip install -e '.[cli]'; or write .csv)", source=path) from None
+    _check_parent(path)
     with StagedFile(path) as staged:
         if suffix == ".parquet":
             frame.to_parquet(staged.tmp, index=False)
@@ -262,8 +271,8 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
                 frame = pd.read_parquet(path)
             except ImportError:
                 raise ValidationError(
-                    f"{path}: reading Parquet needs pyarrow; found it not installed (pip "
-                    "install 'confcal[cli]')", source=path) from None
+                    f"{path}: reading Parquet needs pyarrow; found it not installed (in a "
+                    "checkout: pip install -e '.[cli]')", source=path) from None
             row, offset = "row", 0
         else:
             # only an empty cell is missing: the texts "NA", "None" or "null" are values
@@ -330,8 +339,8 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
                 import pyarrow.parquet as pq
             except ImportError:
                 raise ValidationError(
-                    f"{path}: reading Parquet needs pyarrow; found it not installed (pip "
-                    "install 'confcal[cli]')", source=path) from None
+                    f"{path}: reading Parquet needs pyarrow; found it not installed (in a "
+                    "checkout: pip install -e '.[cli]')", source=path) from None
             parquet = pq.ParquetFile(path)
             names = parquet.schema_arrow.names
             absent = [c for c in (wanted or []) if c not in names]
