@@ -36,6 +36,7 @@ from .._signature import SIGNATURE_ATTR
 from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, weight_ok
 from .._version import __version__
 from ..exceptions import ValidationError
+from ._inputs import doc_label, doc_pairs, metadata_columns
 from ._kernels import (
     block_pairs,
     elementwise_similarity,
@@ -44,7 +45,6 @@ from ._kernels import (
     missing_flags,
 )
 from ._result import (
-    ENTITY_COLUMNS,
     OUTCOMES,
     ExtractionResult,
     ValueArray,
@@ -67,90 +67,6 @@ _TWO = frozenset({2})
 # Line-item pairs whose similarities are held in memory at once (k sub-fields x pairs
 # float64): 2**20 pairs of 5 sub-fields is 40 MB.
 _PAIR_BUDGET = 1 << 20
-
-
-# ------------------------------------------------------------------------ inputs
-
-
-def _doc_label(doc_id: Any) -> str:
-    return f"doc {doc_id!r}"
-
-
-def _doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
-    """(doc_id, document) pairs from a mapping or an iterable of pairs; ids unique."""
-    rule = f"{name} must be a mapping doc_id -> document or an iterable of (doc_id, document) pairs"
-    if isinstance(docs, Mapping):
-        pairs = list(docs.items())
-    elif isinstance(docs, (str, bytes)) or not isinstance(docs, Iterable):
-        raise ValidationError(f"{rule}; found {type(docs).__name__}")
-    else:
-        pairs = []
-        for i, element in enumerate(docs):
-            if (
-                not isinstance(element, (tuple, list))
-                or len(element) != 2
-            ):
-                raise ValidationError(
-                    f"{rule}; found {type(element).__name__} {element!r:.80} at position {i}",
-                    index=i,
-                )
-            pairs.append((element[0], element[1]))
-    first_at: dict[Any, int] = {}
-    for i, (doc_id, _) in enumerate(pairs):
-        try:
-            hash(doc_id)
-        except TypeError:
-            raise ValidationError(
-                f"{name} doc ids must be hashable; found {doc_id!r} at position {i}", index=i
-            ) from None
-        if is_missing(doc_id):
-            raise ValidationError(f"{name} doc ids must not be missing; found {doc_id!r} at "
-                                  f"position {i}",
-                                  index=i)
-        if doc_id in first_at:
-            raise ValidationError(
-                f"{name} must not repeat a doc id; found {doc_id!r} at positions "
-                f"{first_at[doc_id]} and {i}", doc_id=doc_id, index=i
-            )
-        first_at[doc_id] = i
-    return pairs
-
-
-def _metadata_columns(
-    metadata: Any, doc_ids: list[Any], doc_pos: dict[Any, int]
-) -> dict[str, np.ndarray]:
-    """Per-document metadata as object arrays indexed by document position."""
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise ValidationError(
-            f"metadata must be a mapping doc_id -> {{column: value}}; "
-            f"found {type(metadata).__name__}"
-        )
-    absent = [d for d in metadata if d not in doc_pos]
-    if absent:
-        raise ValidationError(
-            f"metadata doc ids must be doc ids of truths; found {len(absent)} absent from "
-            f"truths, first {absent[0]!r}", doc_id=absent[0]
-        )
-    columns: dict[str, np.ndarray] = {}
-    for doc_id, row in metadata.items():
-        if not isinstance(row, Mapping):
-            raise ValidationError(
-                f"metadata for {_doc_label(doc_id)} must be a mapping of column -> value; "
-                f"found {row!r}", doc_id=doc_id
-            )
-        for column, value in row.items():
-            if column in ENTITY_COLUMNS or not isinstance(column, str):
-                raise ValidationError(
-                    "metadata columns must be strings other than the entity-table columns "
-                    f"{list(ENTITY_COLUMNS)}; found {column!r} for {_doc_label(doc_id)}",
-                    doc_id=doc_id,
-                )
-            if column not in columns:
-                columns[column] = np.full(len(doc_ids), None, dtype=object)
-            columns[column][doc_pos[doc_id]] = value
-    return columns
 
 
 # ---------------------------------------------------------------------- scoring
@@ -193,7 +109,7 @@ class _Chunks:
 
 
 def _leaf_error(doc_id: Any, field: str, exc: LeafError) -> ValidationError:
-    return ValidationError(f"{_doc_label(doc_id)}, field {field}: {exc}", doc_id=doc_id,
+    return ValidationError(f"{doc_label(doc_id)}, field {field}: {exc}", doc_id=doc_id,
                            field=field)
 
 
@@ -351,7 +267,7 @@ class _ItemsField:
             return ()
         if not isinstance(value, (list, tuple)):
             raise ValidationError(
-                f"{_doc_label(doc_id)}, field {self.name}: {side} must be a list of items "
+                f"{doc_label(doc_id)}, field {self.name}: {side} must be a list of items "
                 f"(mappings); found {type(value).__name__} {value!r:.80}",
                 doc_id=doc_id, field=self.name,
             )
@@ -388,7 +304,7 @@ class _ItemsField:
                 if not isinstance(item, Mapping):
                     doc_id, i = locate(k)
                     raise ValidationError(
-                        f"{_doc_label(doc_id)}, field {self.name}[{i}]: {side} item must be a "
+                        f"{doc_label(doc_id)}, field {self.name}[{i}]: {side} item must be a "
                         f"mapping of sub-fields; found {type(item).__name__} {item!r:.80}",
                         doc_id=doc_id, field=f"{self.name}[{i}]",
                     )
@@ -403,7 +319,7 @@ class _ItemsField:
             if strict:
                 doc_id, i = locate(k)
                 raise ValidationError(
-                    f"{_doc_label(doc_id)}, field {self.name}[{i}]: predicted sub-fields must be "
+                    f"{doc_label(doc_id)}, field {self.name}[{i}]: predicted sub-fields must be "
                     f"defined by the schema (strict=True); found unknown {sorted(map(str, extra))}",
                     doc_id=doc_id, field=f"{self.name}[{i}]",
                 )
@@ -651,10 +567,10 @@ def score_documents(
     from . import _stickler
 
     stickler = _stickler.check_conventions(conventions) == "stickler-1.0"
-    truth_docs = _doc_pairs(truths, "truths")
+    truth_docs = doc_pairs(truths, "truths")
     if not truth_docs:
         raise ValidationError("truths must contain at least one document; found 0")
-    pred_docs = dict(_doc_pairs(predictions, "predictions"))
+    pred_docs = dict(doc_pairs(predictions, "predictions"))
     doc_ids = [doc_id for doc_id, _ in truth_docs]
     doc_pos = {doc_id: i for i, doc_id in enumerate(doc_ids)}
     stray = [doc_id for doc_id in pred_docs if doc_id not in doc_pos]
@@ -663,7 +579,7 @@ def score_documents(
             f"predictions doc ids must be doc ids of truths; found {len(stray)} absent from "
             f"truths, first {stray[0]!r}", doc_id=stray[0]
         )
-    meta = _metadata_columns(metadata, doc_ids, doc_pos)
+    meta = metadata_columns(metadata, doc_ids, doc_pos)
     signature = extraction_signature(schema, conventions)
     thresholds, weights = _leaf_settings(schema)
     if stickler:
@@ -690,28 +606,28 @@ def score_documents(
     for pos, (doc_id, truth_doc) in enumerate(truth_docs):
         if not isinstance(truth_doc, Mapping):
             raise ValidationError(
-                f"{_doc_label(doc_id)}: the truth document must be a mapping of field names to "
+                f"{doc_label(doc_id)}: the truth document must be a mapping of field names to "
                 f"values; found {type(truth_doc).__name__}", doc_id=doc_id
             )
         pred_doc = pred_docs.get(doc_id, _ABSENT)
         if pred_doc is _ABSENT:
             if strict:
                 raise ValidationError(
-                    f"{_doc_label(doc_id)}: every truth document must have a prediction "
+                    f"{doc_label(doc_id)}: every truth document must have a prediction "
                     "(strict=True); found none", doc_id=doc_id
                 )
             tally["docs_missing_prediction"] += 1
             pred_doc = empty
         elif not isinstance(pred_doc, Mapping):
             raise ValidationError(
-                f"{_doc_label(doc_id)}: the predicted document must be a mapping of field names "
+                f"{doc_label(doc_id)}: the predicted document must be a mapping of field names "
                 f"to leaves; found {type(pred_doc).__name__}", doc_id=doc_id
             )
         if not pred_doc.keys() <= known:
             unknown = sorted(map(str, pred_doc.keys() - known))
             if strict:
                 raise ValidationError(
-                    f"{_doc_label(doc_id)}: predicted fields must be defined by the schema "
+                    f"{doc_label(doc_id)}: predicted fields must be defined by the schema "
                     f"(strict=True); found unknown {unknown}", doc_id=doc_id
                 )
             tally["unknown_fields"] += len(unknown)
