@@ -182,6 +182,20 @@ def evaluate_transfer(entities: pd.DataFrame, *, by: str = "tier",
     return out
 
 
+def group_folds(n_groups: int, folds: int, seed: int | None) -> np.ndarray:
+    """The fold of each group 0..n_groups-1: shuffled with ``seed``, dealt round-robin.
+
+    The one rule of :func:`cross_validate_calibrator` and the ensemble's cross-fitting:
+    ``numpy.random.default_rng(seed).permutation`` of the groups, the i-th of the
+    permutation in fold ``i % folds``, so every fold holds ``n_groups // folds`` or one
+    more groups.
+    """
+    fold_of_group = np.empty(n_groups, dtype=np.int64)
+    fold_of_group[np.random.default_rng(seed).permutation(n_groups)] = (
+        np.arange(n_groups) % folds)
+    return fold_of_group
+
+
 @renamed_keywords(groups="by")
 def cross_validate_calibrator(entities: pd.DataFrame, *, by: str = "doc_id",
                               folds: int = 5, calibrator: str | Callable[..., Any] = "temperature",
@@ -248,7 +262,7 @@ def cross_validate_calibrator(entities: pd.DataFrame, *, by: str = "doc_id",
         raise ValidationError(f"folds must be at most the number of {groups} values with a "
                               f"confidence ({docs.shape[0]}); found {folds}")
     fold_of_doc = np.full(len(labels), -1, dtype=np.int64)
-    fold_of_doc[np.random.default_rng(seed).permutation(docs)] = np.arange(docs.shape[0]) % folds
+    fold_of_doc[docs] = group_folds(docs.shape[0], folds, seed)
     fold = fold_of_doc[codes]
     calibrated = np.empty_like(c)
     rows: list[dict[str, Any]] = []

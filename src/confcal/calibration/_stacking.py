@@ -33,6 +33,7 @@ from ..exceptions import ValidationError
 from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, calibration_report
 from ..metrics.bootstrap import bootstrap_ci
 from ._calibrators import CalibrationWarning
+from ._evaluation import group_folds
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -145,20 +146,6 @@ def _check_groups(groups: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty(labels.shape[0], dtype=np.int64)
     rank[order] = np.arange(labels.shape[0])
     return rank[codes].astype(np.int64), labels[order]
-
-
-def group_folds(n_groups: int, folds: int, seed: int | None) -> np.ndarray:
-    """The fold of each group 0..n_groups-1: shuffled with ``seed``, dealt round-robin.
-
-    The rule of :func:`~confcal.calibration.calibrators.cross_validate_calibrator`:
-    ``numpy.random.default_rng(seed).permutation`` of the groups, the i-th of the
-    permutation in fold ``i % folds``, so every fold holds ``n_groups // folds`` or one
-    more groups.
-    """
-    fold_of_group = np.empty(n_groups, dtype=np.int64)
-    fold_of_group[np.random.default_rng(seed).permutation(n_groups)] = (
-        np.arange(n_groups) % folds)
-    return fold_of_group
 
 
 # ---------------------------------------------------------------------------------------
