@@ -22,7 +22,6 @@ that against any :class:`~confcal._chat.ChatClient` (an OpenAI-compatible endpoi
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import math
 import os
@@ -42,6 +41,7 @@ from .._validation import check_positive_int, is_real
 from ..exceptions import ModelError, ValidationError
 from ..qa.docqa import check_records, load_docbench
 from ._optional import progress as _progress_bar
+from ._optional import run_concurrently
 from .pdf import PdfText, pdf_text
 
 __all__ = [
@@ -677,23 +677,13 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
     failed: dict[int, str] = {}
     bar = _progress_bar(len(first), f"{client.model} on {root.name or root}", progress,
                         unit="question", user="confcal.extras.docbench", extra="models")
-    executor = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency)
-    try:
-        futures = {executor.submit(work, i): i for i in first.values()}
-        for future in concurrent.futures.as_completed(futures):
-            i = futures[future]
-            try:
-                answers[i] = future.result()
-            except ModelError as exc:
-                failed[i] = str(exc)
-            bar.update(1)
-    except BaseException:
-        # an interrupt: stop handing out work; what arrived is in the cache already
-        executor.shutdown(wait=False, cancel_futures=True)
-        raise
-    finally:
-        bar.close()
-    executor.shutdown(wait=True)
+    # an interrupt stops handing out work; what arrived is in the cache already
+    for i, outcome in run_concurrently(work, first.values(), concurrency=concurrency, bar=bar,
+                                       catch=ModelError).items():
+        if isinstance(outcome, ModelError):
+            failed[i] = str(outcome)
+        else:
+            answers[i] = outcome
     return _write(out, known, client, name, root, questions, requests, keys, first, answers,
                   failed, fitted, pdfs, tally, tokens=tokens,
                   settings={"context_tokens": context_tokens, "max_tokens": max_tokens,

@@ -39,7 +39,6 @@ ACME	0.98
 
 from __future__ import annotations
 
-import concurrent.futures
 import io
 import json
 import os
@@ -59,7 +58,7 @@ from ..scoring.comparators import Date, Exact, Number, Text
 from ..scoring.presets import FCC_INVOICE
 from ..scoring.schema import Field, Items, Schema
 from ._corpus import FAILURE_KINDS, ExtractionRun, check_documents
-from ._optional import progress, require
+from ._optional import progress, require, run_concurrently
 from ._two_stage import attach_scores, read_values, scoring_request
 from .clients import ChatClient, ChatRequest, ChatResponse
 
@@ -677,24 +676,9 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
         return read("score", _read_scores, values, ask(judge, second, "score"), second,  # type: ignore
                     schema)
 
-    outcomes: dict[Any, Any] = {}
-    executor = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency)
-    try:
-        futures = {executor.submit(work, doc_id): doc_id for doc_id, _, _ in docs}
-        for future in concurrent.futures.as_completed(futures):
-            doc_id = futures[future]
-            try:
-                outcomes[doc_id] = future.result()
-            except _Failed as failed:
-                outcomes[doc_id] = failed
-            bar.update(1)
-    except BaseException:
-        # an interrupt: stop handing out work; what arrived is in the cache already
-        executor.shutdown(wait=False, cancel_futures=True)
-        raise
-    finally:
-        bar.close()
-    executor.shutdown(wait=True)
+    # an interrupt stops handing out work; what arrived is in the cache already
+    outcomes = run_concurrently(work, [doc_id for doc_id, _, _ in docs],
+                                concurrency=concurrency, bar=bar, catch=_Failed)
     order = [doc_id for doc_id, _, _ in docs]
     failures = {d: MappingProxyType({"kind": outcomes[d].kind, "stage": outcomes[d].stage,
                                      "message": outcomes[d].message})
