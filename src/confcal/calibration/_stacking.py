@@ -63,7 +63,6 @@ ENSEMBLE = "ensemble"
 """The ``signal`` of the ensemble's rows in :class:`EnsembleReport` (no input may take it)."""
 
 _MAX_ITER = 100
-_STEP_TOL = 1e-10  # Newton stops after a step below _STEP_TOL · (1 + max |beta|)
 
 
 # ---------------------------------------------------------------------------------------
@@ -165,73 +164,32 @@ def _expit(f: np.ndarray) -> np.ndarray:
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float
                  ) -> tuple[np.ndarray, float]:
-    """Coefficients and intercept minimizing Σ w·logloss + l2/2 · ||coef||² (Newton).
+    """Coefficients and intercept minimizing Σ w·logloss + l2/2 · ||coef||².
 
-    The objective is convex (strictly, when l2 > 0), so Newton's method with a backtracking
-    line search from the constant model converges to its one minimum, quadratically near
-    it; the intercept is not penalized. A step is solved by least squares, so a singular
-    Hessian (l2 = 0 with a constant or duplicated signal) still moves along the directions
-    the data determines.
+    scikit-learn's ``LogisticRegression`` with ``C = 1/l2`` (``C = inf``, no penalty, at
+    ``l2 = 0``; the intercept is never penalized) and its Newton-Cholesky solver, to a
+    tolerance far below anything a report prints. Without a penalty, classes the signals
+    separate have no finite optimum: the solver stops where the loss is flat, with every
+    training row fitted to within 1e-6, and that is a :class:`CalibrationWarning`.
     """
-    n, k = x.shape
-    a = np.column_stack([np.ones(n), x])
-    yf = y.astype(np.float64)
-    pen = np.r_[0.0, np.full(k, l2)]
-    total = float(w.sum())
-    prior = float(np.dot(w, yf)) / total
-    beta = np.zeros(k + 1)
-    beta[0] = math.log(prior / (1.0 - prior))
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
 
-    def objective(b: np.ndarray) -> tuple[float, np.ndarray]:
-        f = a @ b
-        return float(np.dot(w, np.logaddexp(0.0, f) - yf * f) + 0.5 * np.dot(pen * b, b)), f
-
-    value, f = objective(beta)
-    converged = False
-    last_size = math.inf
-    for _ in range(_MAX_ITER):
-        p = _expit(f)
-        grad = a.T @ (w * (p - yf)) + pen * beta
-        hess = (a * (w * p * (1.0 - p))[:, None]).T @ a + np.diag(pen)
-        step = np.linalg.lstsq(hess, grad, rcond=None)[0]
-        size = float(np.max(np.abs(step))) / (1.0 + float(np.max(np.abs(beta))))
-        # Stop on a Newton step that no longer moves beta (a small gradient alone is not
-        # enough where the Hessian is nearly singular: a signal almost constant). Newton
-        # converges quadratically, so after a step of relative size 1e-10 what is left is
-        # rounding; a small step that stops shrinking is that rounding too.
-        if size <= _STEP_TOL or float(np.max(np.abs(grad))) == 0.0:
-            beta = beta - step
-            converged = True
-            break
-        if size <= 1e-7 and size >= 0.5 * last_size:
-            converged = True
-            break
-        last_size = size
-        slope = float(np.dot(grad, step))
-        # A full step that leaves the objective equal up to rounding is taken: near the
-        # minimum the objective is flat to its last bits (a sum of n terms, each rounded)
-        # while the step still sharpens beta.
-        flat = 16.0 * math.sqrt(n) * np.finfo(float).eps * max(1.0, abs(value))
-        t = 1.0
-        while True:
-            trial = beta - t * step
-            trial_value, trial_f = objective(trial)
-            if (trial_value <= value - 1e-4 * t * slope or t < 1e-12
-                    or (t == 1.0 and trial_value <= value + flat)):
-                break
-            t *= 0.5
-        if not trial_value <= value + (flat if t == 1.0 else 0.0):
-            # no decrease left in floating point: the minimum, unless the step is still
-            # large (the coefficients running off to infinity on separable data)
-            converged = size <= 1e-6
-            break
-        beta, value, f = trial, trial_value, trial_f
-    if not converged:
+    model = LogisticRegression(C=1.0 / l2 if l2 > 0 else math.inf, solver="newton-cholesky",
+                               tol=1e-12, max_iter=_MAX_ITER)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model.fit(x, y.astype(np.int64), sample_weight=w)
+    coef, intercept = model.coef_[0].astype(np.float64), float(model.intercept_[0])
+    fitted = _expit(x @ coef + intercept)
+    separated = l2 == 0 and float(np.max(np.abs(fitted - y))) < 1e-6
+    if separated or any(issubclass(c.category, ConvergenceWarning) for c in caught) \
+            or not (np.all(np.isfinite(coef)) and math.isfinite(intercept)):
         warnings.warn(
             "ConfidenceEnsemble: the logistic fit did not converge (the classes may be "
             "separable by the signals; pass l2 > 0 to keep the coefficients finite)",
             CalibrationWarning, stacklevel=4)
-    return beta[1:].copy(), float(beta[0])
+    return coef, intercept
 
 
 def _check_both_classes(y: np.ndarray, w: np.ndarray, where: str) -> None:
