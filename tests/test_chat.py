@@ -56,6 +56,20 @@ def test_an_edited_identity_no_longer_matches_its_key(tmp_path):
     assert fresh.get(key) is None and fresh.rejected == [cache.path(key)]
 
 
+def test_an_edited_answer_is_rejected_not_used(tmp_path):
+    # the identity still matches its key; only the answer was changed by hand
+    cache = ChatCache(tmp_path, kind="qa-judge")
+    key = cache.key(Client(), ChatRequest("sys", "Is 2 + 2 = 5?"))
+    cache.put(key, ChatResponse("0", "stop"))
+    assert cache.get(key) == ChatResponse("0", "stop")
+    data = json.loads(cache.path(key).read_text())
+    data["response"]["text"] = "1"
+    cache.path(key).write_text(json.dumps(data))
+    assert cache.get(key) is None and cache.rejected == [cache.path(key)]
+    fresh = ChatCache(tmp_path, kind="qa-judge")  # a new run, not knowing the identity
+    assert fresh.get(key) is None and fresh.rejected == [cache.path(key)]
+
+
 def test_a_file_that_is_no_cache_entry_is_an_error_naming_it(tmp_path):
     cache = ChatCache(tmp_path, kind="qa-run")
     key = cache.key(Client(), ChatRequest("sys", "text"))

@@ -180,6 +180,8 @@ class ChatCache:
     of the stored identity and compares it with the key asked for: an entry copied from
     another document, another model or another prompt does not match, is never used, and
     is counted in :attr:`rejected` (the caller asks again and :meth:`put` overwrites it).
+    The answer's own digest is stored too, so an entry whose answer was edited by hand is
+    rejected the same way.
     An entry that is not a cached answer at all (not JSON, missing fields) is an error
     naming the file: it was not written by this class.
 
@@ -215,7 +217,7 @@ class ChatCache:
     """
 
     FORMAT = "confcal.chat-cache"
-    VERSION = 2  # 2: prompt texts stored as digests
+    VERSION = 3  # 2: prompt texts stored as digests; 3: the answer's digest stored too
 
     def __init__(self, directory: str | os.PathLike[str], *, kind: str) -> None:
         if not (isinstance(kind, str) and kind):
@@ -276,8 +278,9 @@ class ChatCache:
         try:
             data = read_json_object(path.read_bytes(), where="the file", source=path)
             identity, stored, answer = data["identity"], data["key"], data["response"]
-            if not isinstance(identity, dict):
-                raise TypeError("identity is not an object")
+            answer_digest = data["response_sha256"]
+            if not isinstance(identity, dict) or not isinstance(answer, dict):
+                raise TypeError("identity or response is not an object")
             response = ChatResponse.from_dict(answer)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValidationError(f"cache_dir entry {str(path)!r} must be a cached answer; "
@@ -285,7 +288,8 @@ class ChatCache:
                                   source=path) from None
         expected = self._identities.get(key)
         if stored != key or self.digest(identity) != key \
-                or (expected is not None and identity != expected):
+                or (expected is not None and identity != expected) \
+                or answer_digest != self.digest(answer):  # an edited answer is no answer
             self.rejected.append(path)
             return None
         return response
@@ -298,6 +302,8 @@ class ChatCache:
                                   f"unknown key")
         path = self.path(key)
         path.parent.mkdir(exist_ok=True)
-        data = {"key": key, "identity": identity, "response": response.to_dict()}
+        answer = response.to_dict()
+        data = {"key": key, "identity": identity, "response": answer,
+                "response_sha256": self.digest(answer)}
         # a crash mid-write leaves no half answer behind; the file follows the umask
         atomic_write(path, json.dumps(data, ensure_ascii=False))

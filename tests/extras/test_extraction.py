@@ -901,6 +901,13 @@ def test_two_stage_a_failed_scoring_call_is_asked_again_alone(server, tmp_path, 
      "field Agency must be a probability within \\[0, 1\\]; found 1.5"),
     ({"Agency": True, "GrossTotal": 0.75, "LineItems": [{"Rate": 0.5}, {"Rate": 0.2}]},
      "field Agency must be a probability within \\[0, 1\\]; found True"),
+    # extra probabilities are errors too, never ignored: the answer is off the template
+    ({"Agency": 0.9, "GrossTotal": 0.75, "LineItems": [{"Rate": 0.5}, {"Rate": 0.2}],
+      "Bogus": 0.1}, "probabilities only for the extracted values; found field Bogus, "
+                     "which is not a field of the schema"),
+    ({"Agency": 0.9, "GrossTotal": 0.75,
+      "LineItems": [{"Rate": 0.5}, {"Rate": 0.2, "Qty": 0.3}]},
+     "found field LineItems\\[1\\].Qty, which was not extracted in that record"),
 ])
 def test_two_stage_a_scoring_answer_must_cover_every_value(server, scores, message):
     url, script = server
@@ -920,6 +927,49 @@ def test_two_stage_null_values_are_scored_too_and_unknown_keys_pass_through(serv
                    "GrossTotal": {"value": 12.5, "confidence": 0.8}, "LineItems": None,
                    "Note": "extra"}
     assert '"Note"' not in _text_of(script.requests[1])  # only schema fields are scored
+
+
+def test_two_stage_a_probability_for_a_value_not_extracted_is_an_error(server):
+    url, script = server
+    values = {"Agency": "ACME", "LineItems": None}  # GrossTotal not extracted at all
+    for scores, found in [({"Agency": 0.9, "GrossTotal": 0.8, "LineItems": None},
+                           "GrossTotal, which was not extracted"),
+                          ({"Agency": 0.9, "LineItems": 0.5},
+                           "LineItems, whose line items were extracted as null")]:
+        two_stage_server(script, values=values, scores=scores)
+        with pytest.raises(ModelAnswerError, match=f"extracted values; found field {found}"):
+            extract_two_stage(client_for(url), SCHEMA, ocr=OCR)
+
+
+def test_a_lone_surrogate_in_an_answer_is_one_failure_and_the_run_goes_on(server, tmp_path):
+    # "\ud800" alone is valid JSON but no text: before, writing the answer to the cache
+    # raised UnicodeEncodeError out of run_extraction and ended the run
+    url, script = server
+    bad = (200, {}, json.dumps({"choices": [{"message": {"content": "ACME \ud800"},
+                                             "finish_reason": "stop"}]}).encode(), 0.0)
+    script.responder = (lambda b: bad if "doc-b" in b["messages"][1]["content"]
+                        else completion(TOPK_ANSWER))
+    run = run_extraction(client_for(url), _corpus(), modality="ocr", strategy="verbalized",
+                         schema=SCHEMA, cache_dir=tmp_path, progress=False)
+    assert list(run.predictions) == ["doc-a", "doc-c"]
+    assert run.failures["doc-b"]["kind"] == "response"
+    assert "lone surrogate" in run.failures["doc-b"]["message"]
+
+
+class _Surrogates:
+    """A client of one's own answering a text no file can hold."""
+
+    provider, model, supports_logprobs = "mine", "surrogates", False
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse("\udc80", "stop")
+
+
+def test_an_answer_the_cache_cannot_hold_is_a_cache_failure_not_a_crash(tmp_path):
+    run = run_extraction(_Surrogates(), _corpus(), modality="ocr", strategy="verbalized",
+                         schema=SCHEMA, cache_dir=tmp_path, progress=False)
+    assert not run.predictions and run.failure_counts["cache"] == 3
+    assert "could not be cached: UnicodeEncodeError" in run.failures["doc-a"]["message"]
 
 
 def test_two_stage_call_1_must_give_scalar_values(server):

@@ -10,6 +10,7 @@ recorded, never slept.
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import json
 import logging
@@ -205,6 +206,121 @@ def test_a_200_body_that_echoes_the_key_is_refused(make, good, form):
         assert info.value.status == 200
 
 
+def _base64_runs(secret: str) -> set[str]:
+    """Every 8 characters of base64 that only the secret's own bytes decide."""
+    runs = set()
+    for skip in range(3):
+        chunk = secret.encode()[skip:]
+        text = base64.b64encode(chunk[:len(chunk) - len(chunk) % 3]).decode()
+        runs |= {text[i:i + 8] for i in range(len(text) - 7)}
+    return runs
+
+
+@pytest.mark.parametrize("prefix", ["", "Bearer ", "x:"])  # three byte alignments
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_a_base64_echo_of_the_key_is_redacted_and_refused(make, good, prefix, waits, caplog):
+    # a gateway that dumps the request's headers base64-encoded: before, quoted whole
+    def encoded(r: dict[str, Any]) -> str:
+        sent = r["headers"].get("Authorization", "").removeprefix("Bearer ") \
+            or r["headers"].get("x-api-key", "")
+        return base64.b64encode((prefix + sent).encode()).decode()
+
+    script = [lambda r: Reply(status=500, body=f"headers: {encoded(r)}".encode()),
+              lambda r: Reply(status=401, body=json.dumps(
+                  {"error": {"message": f"bad credential {encoded(r)}"}}).encode())]
+    with (caplog.at_level(logging.DEBUG), ChatServer(script) as server,
+          pytest.raises(ModelHTTPError) as info):
+        _ask(make(server.url, max_retries=1))
+    texts = [str(info.value), caplog.text]
+    assert "[redacted]" in str(info.value)
+    with ChatServer([lambda r: Reply(body=f"echo {encoded(r)}".encode())]) as server, \
+            pytest.raises(ModelResponseError, match="echoes the credential") as refused:
+        _ask(make(server.url))
+    texts.append(str(refused.value))
+    no_trace_of_the_key(*texts)
+    assert not [r for r in _base64_runs(KEY) if any(r in t for t in texts)]
+
+
+def test_a_redirect_to_a_host_spelling_the_key_is_redacted_although_lowercased(waits):
+    # urlsplit lowercases a host name: the key's capitals no longer match it as written
+    key = "sk-ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    with ChatServer([Reply(status=302, headers={"Location": f"http://{key}.evil:81/"})]) \
+            as server, pytest.raises(ModelHTTPError) as info:
+        OpenAICompatibleClient(server.url, "m", api_key_env=None,
+                               headers={"X-Key": key}).complete(REQUEST)
+    assert "a redirect to http://[redacted].evil:81;" in str(info.value)
+    assert "abcdefgh" not in str(info.value)
+
+
+def test_http_client_debugging_prints_nothing_of_the_key(monkeypatch, capsys):
+    # HTTPConnection.debuglevel = 1 prints every request sent, its headers included
+    import http.client
+
+    monkeypatch.setattr(http.client.HTTPConnection, "debuglevel", 1)
+    with ChatServer([Reply("1")]) as server:
+        assert _openai(server.url).complete(REQUEST).text == "1"
+    out = capsys.readouterr()
+    no_trace_of_the_key(out.out, out.err)
+    assert server.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_a_lone_surrogate_in_a_200_is_a_response_error(make, good):
+    # valid JSON, but no text: no cache file, record or CSV could hold it
+    body = (b'{"choices": [{"message": {"content": "x \\ud800"}, "finish_reason": "stop"}],'
+            b' "type": "message", "content": [{"type": "text", "text": "x \\udfff"}]}')
+    with ChatServer([Reply(body=body)]) as server, \
+            pytest.raises(ModelResponseError, match="lone surrogate"):
+        _ask(make(server.url))
+    pair = b'{"choices": [{"message": {"content": "\\ud83d\\ude00 \\\\ud800"}}]}'
+    with ChatServer([Reply(body=pair)]) as server:  # a pair, and an escaped backslash
+        assert _openai(server.url).complete(REQUEST).text == "\U0001F600 \\ud800"
+
+
+def test_a_proxy_quoting_its_credentials_back_is_redacted(monkeypatch, waits, caplog):
+    password = "hunter2-proxy-secret"
+    seen: list[bytes] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def proxy() -> None:  # refuses the CONNECT, quoting the Proxy-Authorization back
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                seen.append(data)
+                auth = next(line.split(b" ", 2)[2] for line in data.split(b"\r\n")
+                            if line.lower().startswith(b"proxy-authorization:"))
+                conn.sendall(b"HTTP/1.1 407 you sent " + auth + b" = "
+                             + password.encode() + b"\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=proxy, daemon=True).start()
+    port = listener.getsockname()[1]
+    monkeypatch.setenv("HTTPS_PROXY", f"http://alice:{password}@127.0.0.1:{port}")
+    monkeypatch.delenv("no_proxy")
+    monkeypatch.delenv("NO_PROXY")
+    try:
+        with caplog.at_level(logging.DEBUG), pytest.raises(ModelConnectionError) as info:
+            _openai("https://api.example.invalid/v1", max_retries=1).complete(REQUEST)
+    finally:
+        listener.close()
+    # the proxy saw a CONNECT and its own credentials, never the key
+    assert len(seen) == 2 and all(s.startswith(b"CONNECT api.example.invalid:443 ")
+                                  for s in seen)
+    assert KEY.encode() not in b"".join(seen)
+    basic = base64.b64encode(f"alice:{password}".encode()).decode()
+    for text in (str(info.value), caplog.text):
+        assert "Tunnel connection failed: 407 you sent [redacted]" in text
+        assert password not in text and basic not in text
+
+
 @pytest.mark.parametrize("make, good", CLIENTS)
 def test_a_missing_key_is_an_error_before_any_request(make, good, monkeypatch):
     monkeypatch.delenv("CONFCAL_TEST_KEY")
@@ -251,6 +367,21 @@ def test_a_base_url_with_credentials_is_refused_without_quoting_them(make, url, 
     with pytest.raises(ValidationError) as info:
         make(url)
     assert hidden not in str(info.value) and shown in str(info.value)
+
+
+@pytest.mark.parametrize("url, found", [
+    ("http://127.0.0.1:9/v1\r\nX-Evil: 1", "'\\r' at character 21"),
+    ("http://127.0.0.1:9/v 1", "' ' at character 20"),
+    ("http://127.0.0.1:9/v1\x00", "'\\x00' at character 21"),
+    ("http://127.0.0.1:9/v1/\u00e9", "'\u00e9' at character 22"),
+])
+@pytest.mark.parametrize("make", [_openai, _anthropic, _legacy])
+def test_a_base_url_http_client_cannot_send_is_refused_when_made(make, url, found):
+    # before: retried as a connection error, or a UnicodeEncodeError out of complete()
+    with pytest.raises(ValidationError, match="must be an ASCII URL without spaces or "
+                                              "control characters") as info:
+        make(url)
+    assert str(info.value).endswith(f"found {found}")
 
 
 # ---------------------------------------------------------------------------- retries
@@ -456,6 +587,13 @@ def test_redact_by_hand():
     # the escaped form is replaced as written: nothing of it survives
     assert _http.redact(r"k=\u0061bcdefghij\/", [key]) == r"k=[redacted]\/"
     assert _http.redact("%61%62cdefgh!", [key]) == "[redacted]!"
+    # base64 inside a longer text: base64("abcdef") = "YWJjZGVm"; at byte 1,
+    # base64("bcdefg") = "YmNkZWZn"; 8 characters encode 6 bytes of the key
+    assert _http.redact("Basic YWJjZGVmZ2hp", [key]) == "Basic [redacted]"
+    assert _http.redact("x YmNkZWZn y", [key]) == "x [redacted] y"
+    assert _http.redact("x YWJjZGVm y", ["abcde"]) == "x YWJjZGVm y"  # 5 bytes: no form
+    # a literal "%00" of a secret beside JSON's \" is not decoded in the same pass
+    assert _http.redact('{"m": "0000%00\\""}', ['0000%00"']) == '{"m": "[redacted]"}'
     assert _http.redact("short", ["abc"]) == "short"
     assert _http.redact("has abc in it", ["abc"]) == "has [redacted] in it"
 
@@ -502,3 +640,17 @@ def test_redacted_json_decoded_by_the_json_module_holds_no_run_of_the_secret(
         text = cleaned
     runs = {secret[i:i + 8] for i in range(len(secret) - 7)}
     assert not [r for r in runs if r in text]
+
+
+@settings(max_examples=300, deadline=None)
+@given(secret=st.text(st.sampled_from('ab/%\\"u0'), min_size=1, max_size=12),
+       text=st.text(st.sampled_from('ab/%\\"u0x'), max_size=40))
+def test_the_fast_echo_check_agrees_with_trying_every_run(secret, text):
+    # the reference: every run of the secret looked for in every decoded form of the text
+    def level(s: str, pattern: re.Pattern[str] = _http._ESCAPE) -> str:
+        return pattern.sub(lambda m: _http._unescape(m.group()), s)
+
+    forms = (text, level(text), level(level(text)), level(text, _http._JSON_ESCAPE),
+             level(level(text, _http._JSON_ESCAPE)))
+    brute = any(g in form for g in _http._grams(secret) for form in forms)
+    assert _http._contains(text, [secret]) == brute

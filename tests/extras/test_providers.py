@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -270,3 +271,34 @@ def test_bedrock_an_unreachable_endpoint_is_a_connection_error(monkeypatch):
 def test_bedrock_refuses_logprobs(bedrock):
     with pytest.raises(ValidationError, match="top_logprobs must be 0 for BedrockClient"):
         bedrock.complete(ChatRequest("s", "t", top_logprobs=2))
+
+
+def test_botocore_debug_records_hold_no_session_token_or_signature(monkeypatch, caplog):
+    # a real signed Converse request to a local endpoint: botocore's DEBUG records quote
+    # the request headers and the canonical request, x-amz-security-token included
+    import botocore.config
+    import botocore.session
+
+    token = "SESSIONtoken0123456789abcdefSESSIONtoken"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIATESTTESTTEST")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secretSECRETsecret0123456789")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", token)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    client = BedrockClient("test.model-v1:0", region="us-east-1", timeout=5, max_retries=0)
+    client.runtime  # created as a user's would be: the log filter goes on here
+    with ChatServer([Reply(json=converse_answer("hi"))]) as server:
+        client._client = botocore.session.Session().create_client(
+            "bedrock-runtime", region_name="us-east-1", endpoint_url=server.origin,
+            config=botocore.config.Config(retries={"total_max_attempts": 1}))
+        with caplog.at_level(logging.DEBUG):
+            assert client.complete(ChatRequest("sys", "text")).text == "hi"
+    sent = server.requests[0]["headers"]
+    assert sent["X-Amz-Security-Token"] == token  # it was sent, and signed for
+    signature = sent["Authorization"].rsplit("Signature=", 1)[1]
+    records = [r for r in caplog.records if r.name.startswith("botocore")]
+    assert any(r.name == "botocore.auth" for r in records)
+    assert any("x-amz-security-token:[redacted]" in r.getMessage() for r in records)
+    for text in [caplog.text, *(r.getMessage() for r in records)]:
+        assert token not in text and signature not in text
+        assert "secretSECRETsecret" not in text

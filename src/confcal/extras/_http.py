@@ -21,15 +21,18 @@ through :class:`Transport`, so one set of rules holds everywhere:
 * **Bounded reads**: at most ``max_response_bytes`` of a 2xx body are read (64 KiB of an
   error body); a larger answer is a :class:`~confcal.exceptions.ModelResponseError`.
 * **Safe decoding**: a body that is not UTF-8 JSON, JSON nested beyond the interpreter's
-  recursion limit, ``NaN``/``Infinity``, or a number no float can hold is a
+  recursion limit, ``NaN``/``Infinity``, a lone surrogate escape (``"\\ud800"``: valid
+  JSON, but no text a file can hold), or a number no float can hold is a
   :class:`~confcal.exceptions.ModelResponseError`, never a ``RecursionError`` or an
   ``OverflowError``.
 * **Secrets stay secret**: every text that reaches a message or a log record goes through
   :func:`redact` first, which removes each secret, and any run of 8 or more of its
   consecutive characters, whether written plainly, JSON-escaped (``\\u0073``, ``\\/``),
-  percent-encoded or as HTML character references, up to two levels deep. A 2xx body that
+  percent-encoded, as HTML character references or inside base64 text, up to two levels
+  deep; an ``HTTPS_PROXY``'s ``user:password`` and password are secrets too. A 2xx body that
   echoes a secret is refused (it would otherwise reach the cache, a report or a CSV).
-  Redaction happens before any truncation.
+  Redaction happens before any truncation. Connections never print (whatever
+  ``http.client.HTTPConnection.debuglevel`` says).
 
 The standard library is used on purpose: :mod:`http.client` follows no redirect and keeps
 no cookies or connection pools of its own, so every rule above is this module's, visible
@@ -38,6 +41,7 @@ in one place, and the extra installs nothing for HTTP.
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import http.client
 import json
@@ -73,6 +77,7 @@ __all__ = [
     "check_options",
     "display_url",
     "finite_number",
+    "has_lone_surrogate",
     "logger",
     "read_key",
     "redact",
@@ -103,6 +108,9 @@ _JITTER = random.Random()  # spreads retries out; never touches the global rando
 # ---------------------------------------------------------------------------------------
 _ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|\\[\"\\/bfnrt]|%[0-9a-fA-F]{2}"
                      r"|&#[0-9]{1,7};|&#[xX][0-9a-fA-F]{1,6};")
+# JSON's own escapes: a secret holding '"' or '\\' is always written with them in JSON,
+# and a literal "%41" or "&#65;" of the secret must then not be decoded in the same pass
+_JSON_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|\\[\"\\/bfnrt]")
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
            "t": "\t"}
 
@@ -117,13 +125,14 @@ def _unescape(token: str) -> str:
     return chr(code) if code <= 0x10FFFF else token
 
 
-def _decode(text: str) -> tuple[str, list[int], list[int]]:
+def _decode(text: str, pattern: re.Pattern[str] = _ESCAPE
+            ) -> tuple[str, list[int], list[int]]:
     """``text`` with one level of escapes decoded; per decoded character, its source span."""
     pieces: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     pos = 0
-    for m in _ESCAPE.finditer(text):
+    for m in pattern.finditer(text):
         pieces.append(text[pos:m.start()])
         starts.extend(range(pos, m.start()))
         ends.extend(range(pos + 1, m.start() + 1))
@@ -159,8 +168,29 @@ def _runs(text: str, secret: str) -> list[tuple[int, int]]:
     return runs
 
 
+def _base64_forms(secret: str) -> set[str]:
+    """The secret as it appears inside base64 text (``Basic`` auth, a proxy's header dump).
+
+    Inside a longer base64 text the secret starts at any of three byte alignments; for
+    each, the characters that encode whole 3-byte groups of it are the same whatever
+    surrounds it (standard and URL-safe alphabets). Fewer than 6 bytes (8 characters)
+    would match noise, so a shorter secret has no base64 form.
+    """
+    raw = secret.encode("utf-8", "surrogatepass")
+    forms = set()
+    for skip in range(3):
+        chunk = raw[skip:]
+        chunk = chunk[:len(chunk) - len(chunk) % 3]
+        if len(chunk) >= 6:
+            text = base64.b64encode(chunk).decode("ascii")
+            forms |= {text, text.replace("+", "-").replace("/", "_")}
+    return forms
+
+
 def _secrets(secrets: Iterable[str | None]) -> list[str]:
-    return sorted({s for s in secrets if s}, key=len, reverse=True)
+    given = {s for s in secrets if s}
+    forms = given.union(*(_base64_forms(s) for s in given))
+    return sorted(forms, key=len, reverse=True)
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
@@ -185,11 +215,16 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
         return text
     d1, s1, e1 = _decode(text)
     d2, s2, e2 = _decode(d1)
+    j1, t1, f1 = _decode(text, _JSON_ESCAPE)  # JSON's escapes alone, then all of them
+    j2, t2, f2 = _decode(j1)
     spans: list[tuple[int, int]] = []
     for secret in keys:
         spans.extend(_runs(text, secret))
-        spans.extend((s1[a], e1[b - 1]) for a, b in _runs(d1, secret))
-        spans.extend((s1[s2[a]], e1[e2[b - 1] - 1]) for a, b in _runs(d2, secret))
+        for decoded, (s, e) in ((d1, (s1, e1)), (j1, (t1, f1))):
+            spans.extend((s[a], e[b - 1]) for a, b in _runs(decoded, secret))
+        for decoded, (s, e), (s_, e_) in ((d2, (s1, e1), (s2, e2)),
+                                          (j2, (t1, f1), (t2, f2))):
+            spans.extend((s[s_[a]], e[e_[b - 1] - 1]) for a, b in _runs(decoded, secret))
     if not spans:
         return text
     spans.sort()
@@ -213,11 +248,20 @@ def _contains(text: str, secrets: list[str]) -> bool:
     if not secrets:
         return False
 
-    def level(s: str) -> str:
-        return _ESCAPE.sub(lambda m: _unescape(m.group()), s)
-    once = level(text)
-    forms = (text, once, level(once))
-    return any(g in form for secret in secrets for g in _grams(secret) for form in forms)
+    def level(s: str, pattern: re.Pattern[str] = _ESCAPE) -> str:
+        return pattern.sub(lambda m: _unescape(m.group()), s)
+    once, json_once = level(text), level(text, _JSON_ESCAPE)
+    forms = list(dict.fromkeys((text, once, level(once), json_once, level(json_once))))
+    for secret in secrets:
+        # every run of n characters of the secret holds one of its blocks of n // 2 taken
+        # at multiples of n // 2: no block anywhere, no run (4x fewer scans of the text)
+        n = min(_MIN_RUN, len(secret))
+        b = max(1, n // 2)
+        blocks = {secret[j:j + b] for j in range(0, len(secret) - b + 1, b)}
+        if any(block in form for block in blocks for form in forms) and any(
+                g in form for g in _grams(secret) for form in forms):
+            return True
+    return False
 
 
 def _excerpt(text: str, secrets: list[str]) -> str:
@@ -267,6 +311,14 @@ the key in api_key_env instead
     if not isinstance(base_url, str):
         raise ValidationError(f"{name} must be an http:// or https:// URL such as "
                               f"'https://api.openai.com/v1'; found {type(base_url).__name__}")
+    odd = next(((i, c) for i, c in enumerate(base_url.strip())
+                if not 0x20 < ord(c) < 0x7F), None)
+    if odd is not None:
+        # http.client cannot send it (a line break would even inject a header); the URL
+        # itself is not quoted, it may hold a credential
+        raise ValidationError(f"{name} must be an ASCII URL without spaces or control "
+                              f"characters (percent-encode a path, write a host name in "
+                              f"punycode); found {odd[1]!r} at character {odd[0]}")
     parts = urllib.parse.urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         shown = display_url(parts) if "@" in parts.netloc or parts.query else base_url
@@ -422,6 +474,35 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # json decodes valid pairs to one char
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a decoded JSON value holds a lone surrogate in a string or a key.
+
+    Examples
+    --------
+    >>> import json
+    >>> has_lone_surrogate(json.loads('{"a": ["\\\\ud800"]}'))
+    True
+    >>> has_lone_surrogate(json.loads('{"a": "\\\\ud83d\\\\ude00"}'))  # a pair: one character
+    False
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 # ---------------------------------------------------------------------------------------
 # the transport
 # ---------------------------------------------------------------------------------------
@@ -437,6 +518,14 @@ class Reply:
         """A :class:`ModelResponseError` about this reply (the body was read, not usable)."""
         return ModelResponseError(f"{self.where} answered 200 {message}", status=200,
                                   attempts=self.attempts)
+
+
+def _proxy_pair(proxy: urllib.parse.SplitResult) -> str | None:
+    """``user:password`` of a proxy URL (sent as Basic ``Proxy-Authorization``), or None."""
+    if proxy.username is None:
+        return None
+    return (f"{urllib.parse.unquote(proxy.username)}:"
+            f"{urllib.parse.unquote(proxy.password or '')}")
 
 
 class _Retry(Exception):
@@ -492,15 +581,11 @@ class Transport:
             return http.client.HTTPConnection(host, port, timeout=self.timeout)
         # certificate chain and host name verified; there is no switch to turn it off
         context = ssl.create_default_context()
-        proxy = urllib.request.getproxies().get("https")
-        if proxy and not urllib.request.proxy_bypass(host):
-            p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        p = self._proxy()
+        if p is not None:
             headers = {}
-            if p.username is not None:
-                import base64
-
-                pair = f"{urllib.parse.unquote(p.username)}:" \
-                       f"{urllib.parse.unquote(p.password or '')}"
+            pair = _proxy_pair(p)
+            if pair is not None:
                 headers["Proxy-Authorization"] = "Basic " + base64.b64encode(
                     pair.encode()).decode("ascii")
             conn = http.client.HTTPSConnection(p.hostname or "", p.port or 8080,
@@ -509,10 +594,30 @@ class Transport:
             return conn
         return http.client.HTTPSConnection(host, port, timeout=self.timeout, context=context)
 
+    def _proxy(self) -> urllib.parse.SplitResult | None:
+        """The ``HTTPS_PROXY`` an https endpoint is tunnelled through, or None."""
+        if self.parts.scheme != "https":
+            return None
+        proxy = urllib.request.getproxies().get("https")
+        if not proxy or urllib.request.proxy_bypass(self.parts.hostname or ""):
+            return None
+        return urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+
+    def _quiet(self) -> http.client.HTTPConnection:
+        """A connection that prints nothing, whatever ``HTTPConnection.debuglevel`` says.
+
+        ``http.client.HTTPConnection.debuglevel = 1`` (a common way to debug HTTP) makes
+        every connection print the request it sends, the key's header included, and the
+        answer's headers: this transport's connections never do.
+        """
+        conn = self._connection()
+        conn.set_debuglevel(0)
+        return conn
+
     def _once(self, path: str, body: bytes, headers: Mapping[str, str]
               ) -> tuple[int, Any, bytes, bool]:
         """(status, headers, body, too_large) of one request."""
-        conn = self._connection()
+        conn = self._quiet()
         try:
             conn.request("POST", self.base_path + path, body=body, headers=dict(headers))
             response = conn.getresponse()
@@ -538,7 +643,11 @@ class Transport:
         ``secrets`` are redacted from every message and log record, and a 2xx body that
         holds one is refused; ``auth_hint`` is appended to a 401/403 message.
         """
-        keys = _secrets(secrets)
+        proxy = self._proxy()
+        pair = None if proxy is None else _proxy_pair(proxy)
+        # a proxy's credentials are secrets too: a proxy's 407 may quote its header back
+        keys = _secrets([*secrets, *(() if pair is None
+                                     else (pair, pair.partition(":")[2]))])
         where = f"POST {self.url(path)}"
         body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
         attempts = 0
@@ -592,7 +701,9 @@ class Transport:
                     port = f":{t.port}" if t.port else ""
                 except ValueError:
                     port = ""
-                origin = redact(f"{t.scheme}://{t.hostname or ''}{port}", keys)
+                # the host name comes back lowercased: so is the secret looked for in it
+                origin = redact(f"{t.scheme}://{t.hostname or ''}{port}",
+                                [*keys, *(k.lower() for k in keys)])
             raise ModelHTTPError(
                 f"{where} answered HTTP {status}, a redirect to {origin}; redirects are never "
                 "followed for a POST (the credential would go with it): set base_url to the "
@@ -635,4 +746,8 @@ class Transport:
                          f"{_excerpt(text[:2 * _EXCERPT], keys)[:200]!r}") from None
         if not isinstance(value, dict):
             raise refuse(f"with JSON that is not an object (a {type(value).__name__})")
+        if _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(value):
+            # "\ud800" alone is valid JSON but no text: no file, cache or CSV could hold it
+            raise refuse("with a string holding a lone surrogate escape (half of a UTF-16 "
+                         "pair): not valid Unicode text")
         return Reply(value, where, attempts)

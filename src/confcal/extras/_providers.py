@@ -10,6 +10,8 @@ it), imported when the first call is made.
 from __future__ import annotations
 
 import base64
+import logging
+import re
 import threading
 from typing import Any
 
@@ -26,6 +28,7 @@ from ._http import (
     RETRY_STATUSES,
     Transport,
     check_options,
+    has_lone_surrogate,
     read_key,
     usage_counts,
     user_agent,
@@ -167,6 +170,35 @@ class AnthropicClient:
 # ---------------------------------------------------------------------------------------
 # Amazon Bedrock Converse
 # ---------------------------------------------------------------------------------------
+# botocore's DEBUG records quote every request's headers and its canonical request: the
+# session token of temporary credentials, and the signature, in the clear
+_AWS_SECRET_LOGGERS = ("botocore.endpoint", "botocore.auth")
+_AWS_SECRETS = re.compile(r"(?i)(x-amz-security-token['\"]?\s*[:=]\s*b?['\"]?)[^'\"\s,}]+"
+                          r"|(Signature[=:]\s*)[0-9a-f]+")
+
+
+class _HideAwsSecrets(logging.Filter):
+    """Rewrites a botocore log record without the session token or the signature."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record is logging's to report, not ours
+            return True
+        cleaned = _AWS_SECRETS.sub(lambda m: (m.group(1) or m.group(2)) + "[redacted]",
+                                   message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, ()
+        return True
+
+
+def _hide_aws_secrets() -> None:
+    for name in _AWS_SECRET_LOGGERS:
+        log = logging.getLogger(name)
+        if not any(isinstance(f, _HideAwsSecrets) for f in log.filters):
+            log.addFilter(_HideAwsSecrets())
+
+
 class BedrockClient:
     """Amazon Bedrock's Converse API through ``botocore`` (no token log-probabilities).
 
@@ -191,7 +223,9 @@ class BedrockClient:
     ----------
     runtime
         The ``bedrock-runtime`` botocore client, created on first use (a test wraps it in
-        ``botocore.stub.Stubber``).
+        ``botocore.stub.Stubber``). Creating it also adds a filter to the
+        ``botocore.endpoint`` and ``botocore.auth`` loggers that removes the session token
+        and the request signature from their DEBUG records (botocore quotes both).
 
     Examples
     --------
@@ -228,6 +262,7 @@ class BedrockClient:
         """The botocore ``bedrock-runtime`` client (created once, thread-safe)."""
         with self._lock:
             if self._client is None:
+                _hide_aws_secrets()  # before botocore logs its first request
                 session_module = require("botocore.session", user="BedrockClient",
                                          extra="bedrock")
                 config = require("botocore.config", user="BedrockClient",
@@ -298,6 +333,10 @@ class BedrockClient:
             raise ModelResponseError(f"{where} answered without output.message.content",
                                      status=200) from None
         reason = response.get("stopReason") or "unknown"
+        if has_lone_surrogate(texts):
+            raise ModelResponseError(f"{where} answered with a text holding a lone surrogate "
+                                     "(half of a UTF-16 pair): not valid Unicode text",
+                                     status=200)
         if not texts:
             raise ModelResponseError(f"{where} answered without a reply text: no text block "
                                      f"(stopReason {reason!r})", status=200)

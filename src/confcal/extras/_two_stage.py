@@ -140,11 +140,36 @@ def scoring_request(schema: Schema, values: Mapping[str, Any], *, field_lines: l
                        max_tokens=max_tokens, temperature=0.0, top_logprobs=0)
 
 
+def _refuse_extra(scores: Mapping[str, Any], shown: Mapping[str, Any], schema: Schema) -> None:
+    """A probability for something not asked (a field not extracted, a field of a record
+    that has none, a probability for a null list of line items) is an error, not ignored:
+    an answer off the template may have shifted its probabilities onto the wrong values."""
+    def extra(path: str, why: str) -> ValidationError:
+        return ValidationError(f"the scoring answer must give probabilities only for the "
+                               f"extracted values; found field {path}, {why}")
+
+    for key, given in scores.items():
+        if key not in shown:
+            raise extra(key, "which was not extracted" if key in schema.fields
+                        else "which is not a field of the schema")
+        if isinstance(schema.fields[key], Items) and shown[key] is None and given is not None:
+            raise extra(key, "whose line items were extracted as null (the template has "
+                             "null there, no probability)")
+        if isinstance(shown[key], list) and isinstance(given, list):
+            for i, (record, asked) in enumerate(zip(given, shown[key], strict=False)):
+                if isinstance(record, Mapping):
+                    for sub in record:
+                        if sub not in asked:
+                            raise extra(f"{key}[{i}].{sub}", "which was not extracted in "
+                                                             "that record")
+
+
 def attach_scores(values: Mapping[str, Any], text: str, schema: Schema) -> dict[str, Any]:
     """Call 2's probabilities on call 1's values: ``{"value": v, "confidence": p}`` leaves.
 
     Every scored value needs a probability within [0, 1] at the same path (line items by
-    position); a missing or invalid one raises ValidationError naming the field.
+    position); a missing or invalid one, or one for a value that was not extracted, raises
+    ValidationError naming the field.
 
     Examples
     --------
@@ -181,5 +206,6 @@ def attach_scores(values: Mapping[str, Any], text: str, schema: Schema) -> dict[
                          else f"a {type(given).__name__}")
                 raise ValidationError(f"the scoring answer's field {key} must hold {n} line "
                                       f"item records, as extracted; found {found}")
+    _refuse_extra(scores, _scored_only(values, schema), schema)
     return _walk(values, schema, lambda v, p: {"value": v, "confidence": probability(p)},
                  "the values'")

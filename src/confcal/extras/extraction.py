@@ -652,7 +652,11 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
             raise _Failed("error", stage, f"the client returned a {type(response).__name__},"
                                           " not a ChatResponse")
         if cache is not None and key is not None:
-            cache.put(key, response)
+            try:
+                cache.put(key, response)
+            except (OSError, ValueError) as exc:  # a full disk, a text no file can hold
+                raise _Failed("cache", stage, f"the answer could not be cached: "
+                                              f"{_message(exc)}") from None
         with lock:
             tally["called"] += 1
         return response
