@@ -80,6 +80,30 @@ def test_numbers_that_are_not_due_continue_the_answer(tmp_path):
                                                                     "Ann"]
 
 
+@pytest.mark.parametrize("text, line, started", [
+    # a numbered list inside answer 1: "2. clean" was taken as answer 2 and "2. Ann" as
+    # part of it, so answer 2 read "clean 2. Ann" and answer 3 was right by luck
+    ("1. The steps are:\n1. collect\n2. clean\n2. Ann\n3. no\n", 2, 1),
+    ("1. Reasons:\n1) cost\n2) time\n2. Ann\n3. no\n", 2, 1),
+    ("1. 42\n2. Steps:\n1. a\n2. b\n3. c\n3. no\n", 4, 2),
+])
+def test_a_numbered_list_inside_an_answer_is_an_error(tmp_path, text, line, started):
+    root = docbench(tmp_path, {"60": [qa(), qa(), qa()]}, answers={"60": text})
+    results = root / "60" / "sys_results.txt"
+    with pytest.raises(ValidationError) as info:
+        load_docbench(root, system="sys")
+    assert str(info.value).startswith(f"{results}, line {line}: ")
+    assert f"already started on line {started}" in str(info.value)
+    assert (info.value.source, info.value.line) == (str(results), line)
+
+
+def test_a_list_numbered_below_the_answer_in_progress_continues_it(tmp_path):
+    text = "1. 42\n2. Ann\n3. Two reasons:\n1. cost\n2. time\n"
+    root = docbench(tmp_path, {"60": [qa(), qa(), qa()]}, answers={"60": text})
+    assert load_docbench(root, system="sys")["answer"].tolist() == [
+        "42", "Ann", "Two reasons: 1. cost 2. time"]
+
+
 def test_an_ambiguous_first_line_is_an_error_too(tmp_path):
     root = docbench(tmp_path, {"60": [qa()]}, answers={"60": "1.5 million\n"})
     with pytest.raises(ValidationError, match="line 1: '1.5 million' is ambiguous: it may start "

@@ -24,6 +24,10 @@ from confcal.qa.docqa import QTYPES, RULES, RuleJudge
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "data" / "qa_judge_cases.jsonl"
 HOLDOUT = ROOT / "tests" / "data" / "qa_judge_holdout.jsonl"
+# Written for the review of issue 13 without reading the two sets above (DocBench-style
+# questions answered the way chat models answer); before the review's rules, 7 of its 39
+# wrong answers were judged correct.
+REVIEW = ROOT / "tests" / "data" / "qa_judge_review.jsonl"
 SCRIPT = runpy.run_path(str(ROOT / "scripts" / "rule_judge_accuracy.py"))
 JUDGE = RuleJudge()
 
@@ -132,6 +136,73 @@ def test_the_number_of_the_asked_entity():
     assert judge(q, "France grew 0.9% while Germany shrank 0.3% in 2023.", "-0.3%").score == 1
 
 
+def test_a_name_of_the_question_beside_another_number_is_not_the_reference_s():
+    # the topic ("the unemployment rate") is said once, next to the first number: more of
+    # the question's words there do not make it Texas's
+    q = "What was the unemployment rate in Texas?"
+    v = judge(q, "The unemployment rate was 4.1% nationally, while Texas recorded 3.9%.",
+              "4.1%")
+    assert (v.score, v.rule) == (None, "asked-entity")
+    assert judge(q, "In Texas the unemployment rate was 4.1%, against 3.9% nationally.",
+                 "4.1%").score == 1
+
+
+def test_amounts_in_different_currencies_differ():
+    q = "How much did the company raise in the Series A round?"
+    v = judge(q, "The company raised $3 million in its Series A round.", "\u20ac3 million")
+    assert (v.score, v.rule) == (0, "number")
+    assert judge(q, "It raised EUR 3 million.", "\u20ac3 million").score == 1
+    assert judge(q, "It raised US$3 million.", "$3 million").score == 1  # "$": any dollar
+    assert judge(q, "It raised C$3 million.", "US$3 million").score == 0
+    assert judge(q, "It raised 3 million.", "\u20ac3 million").score == 1  # no currency
+    # currencies named by a word or code after the number
+    v = judge(q, "It raised 3 million pounds.", "3 million euros")
+    assert (v.score, v.reason) == (0, "the reference states 3 million (EUR); the answer "
+                                      "states 3 million (GBP)")
+    assert judge(q, "It raised $3 million.", "3 million euros").score == 0
+    assert judge(q, "It raised 3 million euros.", "\u20ac3 million").score == 1
+    assert judge(q, "It raised 3 million US dollars.", "$3 million").score == 1
+    assert judge(q, "It raised USD 3 million.", "3 million dollars").score == 1
+    # a near spelling of the reference's name is no other name
+    assert judge("Who signed?", "It was signed by Jane Smyth.", "Jane Smith").score == 1
+
+
+@pytest.mark.parametrize("question, answer, reference", [
+    ("Where is the company's headquarters currently located?",
+     "The headquarters moved from Paris to London in 2019.", "Paris"),
+    ("Who is the first author of the paper?",
+     "The first author is Yoshua Bengio; Yann LeCun is listed as the last author.",
+     "Yann LeCun"),
+    ("What architecture do the authors use for the encoder?",
+     "The authors use an LSTM encoder rather than a Transformer.", "Transformer"),
+    ("What architecture do the authors use?",
+     "They use a recurrent encoder instead of a transformer.", "transformer"),
+    ("Who won the election?", "Maria Lopez lost the election to Daniel Kim.", "Maria Lopez"),
+])
+def test_a_name_beside_another_or_set_against_one_is_not_decided(question, answer, reference):
+    v = judge(question, answer, reference)
+    assert v.score is None and v.rule == "contains-reference", v
+
+
+def test_a_place_written_beside_the_reference_is_no_rival():
+    assert judge("Which city hosted the summit?", "The summit was hosted in Geneva, "
+                 "Switzerland.", "Geneva").score == 1
+    assert judge("In which country is the company headquartered?", "It is headquartered in "
+                 "Amsterdam, the Netherlands.", "Netherlands").score == 1
+    assert judge("Who was appointed as the new CEO?", "Sarah Johnson was appointed as the new "
+                 "CEO in March.", "Sarah Johnson").score == 1
+
+
+def test_a_change_is_not_the_level_asked():
+    q = "What percentage of revenue was spent on R&D?"
+    v = judge(q, "R&D spending rose 18% to 12% of revenue.", "18%")
+    assert (v.score, v.rule) == (None, "asked-entity")
+    assert judge(q, "R&D spending was 18% of revenue.", "18%").score == 1
+    # the reference speaks of a change: a change answers it
+    assert judge("How did R&D spending change?", "R&D spending rose 18% while staff stayed "
+                 "at 12% of the total.", "rose 18%").score == 1
+
+
 def test_a_negated_reference_is_wrong():
     q = "What was the outcome of the vote on the amendment?"
     v = judge(q, "The amendment was not rejected.", "The amendment was rejected.")
@@ -184,6 +255,18 @@ def test_the_rule_judge_meets_the_targets(path):
     assert overall["agreement"] >= 0.90
     assert overall["decided_share"] >= 0.80
     assert {v["rule"] for v in figures["verdicts"]} <= set(RULES)
+
+
+def test_no_false_positive_on_the_review_cases():
+    cases = load(REVIEW)
+    assert len(cases) >= 30 and len({c["id"] for c in cases}) == len(cases)
+    assert Counter(c["label"] for c in cases)[0] >= 30
+    figures = SCRIPT["measure"](cases, JUDGE)
+    assert figures["overall"]["false_positives"] == 0
+    assert figures["overall"]["agreement"] >= 0.90
+    # no decided-share target here: these cases were written to be hard (the figure is in
+    # docs/docqa.md)
+    assert figures["overall"]["decided_share"] >= 0.5
 
 
 def test_the_figures_are_computed_from_the_verdicts():

@@ -311,12 +311,22 @@ def _numbered_answers(path: Path, expected: int) -> list[str]:
     the next number continues the previous answer (DocBench's own reading). Text before
     the first answer is an error, not a preamble to drop, and so is a line that starts
     with the next number followed at once by a digit ("2.5 million" while answer 2 is
-    due): it may be answer 2 ("5 million") or answer 1 going on, and no rule can tell.
+    due): it may be answer 2 ("5 million") or answer 1 going on, and no rule can tell. So
+    is a line that starts with the number of the answer in progress ("2. ..." again while
+    answer 2 is open): the answer before held a numbered list, and which of the two lines
+    starts answer 2 cannot be told.
     """
     answers: list[str] = []
+    started: list[int] = []  # the line each answer starts on
     for number, line in text_lines(path):
         text = line.strip()
         m = _NUMBERED_RE.match(text)
+        if m is not None and answers and int(m.group(2)) == len(answers):
+            raise ValidationError(
+                f"{path}, line {number}: {text[:60]!r} is ambiguous: answer {len(answers)} "
+                f"already started on line {started[-1]}, so one of the two lines is an item "
+                f"of a numbered list inside an answer; number that list otherwise (a), b), "
+                f"...) or join its items to the line before", source=path, line=number)
         due = m is not None and int(m.group(2)) == len(answers) + 1
         if due and m is not None and m.group(4) == "." and not (m.group(3) or m.group(5)) \
                 and m.group(6)[:1].isdigit():
@@ -328,6 +338,7 @@ def _numbered_answers(path: Path, expected: int) -> list[str]:
                 source=path, line=number)
         if due and m is not None:
             answers.append(m.group(6).strip())
+            started.append(number)
         elif answers:
             answers[-1] = f"{answers[-1]} {text}"
         else:

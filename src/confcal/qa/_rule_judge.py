@@ -11,9 +11,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rapidfuzz.distance import Levenshtein
+
 from .._validation import check_positive_int, check_probability, is_real
 from ..exceptions import ValidationError
 from . import _text as qt
+from ._names import contrasted, names_in
 from ._verdicts import EMPTY_VERDICT, Verdict, answer_arg, qtype_arg, text_arg
 
 # -------------------------------------------------------------------------- rule judge
@@ -69,6 +72,29 @@ def _negation(question_words: frozenset[str], answer: str, reference: str) -> Ve
     return None
 
 
+_PLACE = r"[A-Z]\w*(?:\s+[A-Z]\w*)*"
+
+
+def _rivals(question: str, answer: str, reference: str) -> list[str]:
+    """For a reference that is a name ("Yann LeCun", "Paris", "Transformer"), the other
+    names of the answer: capitalised words the question and the reference do not have
+    ("Yoshua Bengio", "London", "LSTM"), any of which may be what the answer gives."""
+    names = [w for w in _NAME_RE.findall(qt.prepare(reference))
+             if w.casefold() not in _ACRONYM_SKIP]
+    if not names or not all(w[0].isupper() for w in names):
+        return []
+    known = set(qt.words(question)) | set(qt.words(reference))
+    # A place written beside the reference ("Geneva, Switzerland", "Amsterdam, the
+    # Netherlands") says where it is, not something else.
+    ref = r"(?i:" + r"\s+".join(re.escape(w) for w in qt.prepare(reference).split()) + ")"
+    for m in re.finditer(rf"\b{ref},\s*(?:the\s+)?({_PLACE})|({_PLACE}),\s*(?:the\s+)?{ref}\b",
+                         qt.prepare(answer)):
+        known |= set(qt.words(m.group(1) or m.group(2)))
+    # a spelling of the reference's own name ("Jane Smyth" for "Jane Smith") is no rival
+    return [w for w in dict.fromkeys(names_in(answer)) if w not in known
+            and not any(Levenshtein.normalized_similarity(w, k) >= 0.75 for k in known)]
+
+
 _UNIT_WORDS = frozenset({
     # currencies, percent and scale words, hedges: words a number carries, not content
     "dollar", "dollars", "usd", "us", "eur", "euro", "euros", "pound", "pounds", "gbp",
@@ -85,7 +111,11 @@ _UNIT_WORDS = frozenset({
 
 
 def _fmt_quantities(quantities: Sequence[qt.Quantity]) -> str:
-    return ", ".join(q.text for q in quantities) or "none"
+    # a currency named by a word after the number ("3 million euros") is not in its text
+    return ", ".join(
+        q.text + (f" ({next(iter(q.currency))})" if q.currency and len(q.currency) == 1
+                  and not re.search(r"[$\u20ac\u00a3\u00a5\u20b9]|[A-Z]{3}", q.text) else "")
+        for q in quantities) or "none"
 
 
 _SIGN_NAMES = {-1: "negative", 0: "no sign", 1: "positive"}
@@ -223,7 +253,13 @@ class RuleJudge:
          - ``asked-entity``: one number asked for, and the answer states others: the
            reference's must be the one with the question's words ("France grew 0.9% while
            Germany shrank 0.3%" for Germany's growth); given for something else it is 0,
-           and undecided when the words do not tell.
+           and undecided when the words do not tell, when another number has a name of the
+           question that the reference's lacks ("4.1% nationally, while Texas recorded
+           3.9%" for Texas), or when the reference's is given as a change and another as a
+           level and neither the question nor the reference speaks of a change.
+
+         Amounts in different currencies written as signs, codes or words ("$3 million"
+         for "EUR 3 million", "3 million pounds" for "3 million euros") never match.
 
          When all hold but the reference also has words the answer lacks ("5 branches" vs
          "5 offices"), undecided.
@@ -240,7 +276,11 @@ class RuleJudge:
          above; 0 below ``reject_similarity`` when the answer is short too; else undecided.
 
        An answer with a negation the reference lacks ("not Jane Smith") is undecided
-       where it would have been 1 by acronym, containment or similarity.
+       where it would have been 1 by acronym, containment or similarity; so is, where
+       containment or similarity would have said 1, one with a contrast ("rather than",
+       "instead of") and, for a name reference, one that also names what the question and
+       the reference do not ("moved from Paris to London" for Paris; "Geneva, Switzerland"
+       is no rival).
     6. ``long-answer``: a longer reference needs a judgment of meaning: undecided.
 
     Parameters
@@ -528,7 +568,8 @@ class RuleJudge:
         if len({x.value for x in numbers}) >= 2:
             verdict = self._pairs(numbers, ref_bound, found)
         else:
-            verdict = self._asked_entity(q, a, numbers[0], found[0], share)
+            verdict = self._asked_entity(q, a, numbers[0], found[0], share,
+                                         ref_bound[0] is not None and ref_bound[0].direction != 0)
         if verdict is not None:
             return verdict
         if unsure:
@@ -564,8 +605,9 @@ class RuleJudge:
                                            "is which")
 
     def _asked_entity(self, q: _Facts, a: _Facts, x: qt.Quantity, found: list[qt.Bound],
-                      share: bool) -> Verdict | None:
-        """One number asked for: the answer's must belong to what the question names."""
+                      share: bool, ref_change: bool) -> Verdict | None:
+        """One number asked for: the answer's must belong to what the question names (and
+        be a change only when the question or the reference speaks of one)."""
         taken = {b.index for b in found}
         years = {int(b.quantity.value) for b in q.bound if b.quantity.is_year}
         # A number given for a year the question does not ask ("$1 million in 1999 and $2
@@ -577,10 +619,25 @@ class RuleJudge:
                   and not any(qt.close(b.quantity, y, self.rel_tol, share) for y in q.numbers)]
         if not others:
             return None
+        # A level asked, and the answer gives the reference's number as a change and another
+        # as a level ("R&D spending rose 18% to 12% of revenue" for the share, 18%).
+        levels = [b for b in others if not b.direction]
+        if (levels and not ref_change and not qt.direction(q.text)
+                and all(b.direction for b in found)):
+            return Verdict(None, "asked-entity",
+                           f"the answer states {x.text} as a change and "
+                           f"{levels[0].quantity.text} as a level; the question asks for a "
+                           "level")
         asked = frozenset(qt.stem(w) for w in qt.content_words(q.text)) - _GENERIC
         mine = max(len(b.labels & asked) for b in found)
         theirs = max(len(b.labels & asked) for b in others)
-        if mine > theirs:
+        # More of the question's words next to the reference's number is not enough when
+        # another number has a name the question asks about that it lacks: the topic is
+        # said once, next to the first number ("the unemployment rate was 4.1% nationally,
+        # while Texas recorded 3.9%" for Texas).
+        own = frozenset().union(*(b.labels for b in found))
+        named = frozenset(qt.stem(w) for w in names_in(q.text)) - _GENERIC
+        if mine > theirs and not any(b.labels & named - own for b in others):
             return None
         best = max(others, key=lambda b: len(b.labels & asked))
         if mine == 0 and theirs > 0:
@@ -611,6 +668,12 @@ class RuleJudge:
             return verdict
         # A negation the reference lacks can reverse a match ("it was not Jane Smith").
         flipped = qt.negated(answer) and not qt.negated(reference)
+        # ... and so can a contrast ("an LSTM rather than a Transformer"), and a name beside
+        # the reference's may be the one the answer gives ("moved from Paris to London").
+        contrast = contrasted(answer) and not contrasted(reference)
+        rivals = _rivals(question, answer, reference)
+        besides = (f"also names {' '.join(rivals[:3])!r}" if rivals else
+                   "also sets it against something else" if contrast else "")
         answer_words = qt.words(answer)
         verdict = _negation(question_words, answer, reference)
         if verdict is not None:
@@ -625,6 +688,9 @@ class RuleJudge:
             if flipped:
                 return Verdict(None, "contains-reference", "the answer contains the "
                                                            "reference but also a negation")
+            if besides:
+                return Verdict(None, "contains-reference",
+                               f"the answer contains {' '.join(core)!r} but {besides}")
             return Verdict(1, "contains-reference",
                            f"the answer contains {' '.join(core)!r}")
         answer_core = qt.content_words(answer, question_words) or answer_words
@@ -633,6 +699,8 @@ class RuleJudge:
         if score >= self.accept_similarity:
             if flipped:
                 return Verdict(None, "similarity", f"{seen}, but the answer has a negation")
+            if besides:
+                return Verdict(None, "similarity", f"{seen}, but the answer {besides}")
             return Verdict(1, "similarity", seen)
         if score < self.reject_similarity and len(answer_core) <= self.max_short_words:
             return Verdict(0, "similarity", seen)

@@ -21,6 +21,7 @@ from rapidfuzz.distance import Levenshtein
 
 from ..exceptions import ValidationError
 from ..scoring.comparators import parse_date, parse_number
+from ._names import currency_after, currency_of
 
 __all__ = [
     "NEGATIONS",
@@ -353,6 +354,10 @@ class Quantity:
     written, else 0 (the magnitude is ``value`` either way). ``unit`` is the dimension of a
     duration ("month" for years, quarters and months; "minute" for weeks, days, hours and
     minutes) and ``per_unit`` the size of the written unit in it (12 for years).
+    ``currency`` is the set of currencies a written sign or code can mean ("$" any dollar,
+    "US$" and "USD" the US dollar, "\u00a5" yen or yuan; or a word or code right after the
+    number, "3 million euros": :func:`currency_after`), None when none is written or the
+    sign is not one :func:`currency_of` knows.
     """
 
     value: float
@@ -362,6 +367,7 @@ class Quantity:
     sign: int = 0
     unit: str | None = None
     per_unit: float = 1.0
+    currency: frozenset[str] | None = None
 
     @property
     def is_year(self) -> bool:
@@ -430,7 +436,9 @@ def _quantity_matches(text: str) -> list[tuple[Quantity, int, int]]:
                 end = duration.end()
         quantity = Quantity(value=value * scale, percent=percent,
                             text=text[m.start():end].strip(), precision=precision * scale,
-                            sign=sign, unit=unit, per_unit=per_unit)
+                            sign=sign, unit=unit, per_unit=per_unit,
+                            currency=currency_of(m.group("currency"))
+                            or currency_after(text, end))
         found.append((quantity, m.start(), end))
     return found
 
@@ -706,7 +714,9 @@ def compare(reference: Quantity, answer: Quantity, rel_tol: float, share: bool) 
     judge's own rule). Durations compare in a common unit; a duration and a plain number as
     written; durations of different dimensions never. A percent and a plain number above 1
     match as written (12% and 12); as a fraction (12% and 0.12) when the question asks for
-    a share or the fraction has three significant digits (12.4% and 0.124).
+    a share or the fraction has three significant digits (12.4% and 0.124). Amounts in
+    different currencies written as signs, codes or words ("EUR 3 million", "$3 million",
+    "3 million pounds") never.
 
     >>> [q, r, s, t] = quantities_in("4.25%, 4.3%, 24 months, 2 years")
     >>> compare(q, r, 0.0, False), compare(r, q, 0.0, False), compare(s, t, 0.0, False)
@@ -714,6 +724,8 @@ def compare(reference: Quantity, answer: Quantity, rel_tol: float, share: bool) 
     """
     if reference.unit and answer.unit and reference.unit != answer.unit:
         return None
+    if reference.currency and answer.currency and not reference.currency & answer.currency:
+        return None  # "EUR 3 million" is not "$3 million"
     convert = bool(reference.unit and answer.unit)  # "18 to 34 years" vs "18-34": as written
     a, pa = _in_unit(reference, convert)
     b, pb = _in_unit(answer, convert)
