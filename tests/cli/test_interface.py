@@ -183,6 +183,42 @@ def test_small_groups_with_intervals_are_warned_about(table, tmp_path, capsys):
     assert "fewer than 30" not in _stderr(capsys)  # no intervals, nothing to warn about
 
 
+def test_a_library_warning_is_printed_in_the_commands_words(table, tmp_path, capsys):
+    # a float16 weight column is read with a UserWarning from read_entities (before
+    # write_report): printed as "confcal: warning: ...", not Python's file:line format
+    import pandas as pd
+
+    frame = pd.read_parquet(table)
+    path = tmp_path / "f16.parquet"
+    frame.assign(weight=frame["weight"].astype("float16")).to_parquet(path)
+    assert main(["report", str(path), "--n-resamples", "0", "-o", str(tmp_path / "r")]) == 0
+    err = _stderr(capsys)
+    assert ("confcal: warning: " + str(path) + ": column weight is float16 (3 significant "
+            "digits)") in err
+    assert "values closer than that were tied" in err
+    assert "UserWarning" not in err and "_main.py" not in err
+
+
+def test_a_missing_run_value_reads_n_a_in_warnings_too(table, tmp_path, capsys):
+    import pandas as pd
+
+    frame = pd.read_parquet(table)
+    frame["tier"] = frame["model"].map({"sim-calibrated": "high"})  # missing for the other
+    path = tmp_path / "na.parquet"
+    frame.to_parquet(path)
+    assert main(["report", str(path), "--n-resamples", "20", "-o", str(tmp_path / "r")]) == 0
+    err = _stderr(capsys)
+    assert "model='sim-overconfident', tier=n/a: intervals" in err
+    assert "nan" not in err and "None" not in err
+
+
+def test_n_bins_help_says_what_the_diagrams_draw(capsys):
+    assert main(["report", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "equal-mass bins of ECE and of the reliability diagrams" not in text
+    assert "the reliability diagrams draw 10 uniform bins and name both ECEs" in text
+
+
 # ---------------------------------------------------------------- docs that work
 ROOT = Path(__file__).resolve().parents[2]
 

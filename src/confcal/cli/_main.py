@@ -29,6 +29,7 @@ import math
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -145,8 +146,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="ECARB review budgets (default 0.1,0.3, the library's "
                             "DEFAULT_BUDGETS)")
         p.add_argument("--n-bins", type=int_at_least(1), default=5, metavar="M",
-                       help="equal-mass bins of ECE and of the reliability diagrams "
-                            "(default 5, the paper's)")
+                       help="equal-mass bins of the table's ECE (default 5, the paper's); "
+                            "the reliability diagrams draw 10 uniform bins and name both ECEs")
         p.add_argument("--bins", type=int_at_least(1), dest="n_bins", action=DeprecatedOption,
                        instead="--n-bins")
         p.add_argument("--min-count", type=int_at_least(0), default=30, metavar="C",
@@ -405,8 +406,6 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
 
 
 def _fmt(result: Any, name: str) -> str:
-    import warnings
-
     from ..exceptions import UndefinedMetricWarning
 
     with warnings.catch_warnings():
@@ -424,8 +423,6 @@ def _print_table(runs: Any) -> None:
 
 def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: Any,
            title: str, notes: Sequence[str]) -> int:
-    import warnings
-
     from ..exceptions import UndefinedMetricWarning
     from ..report._render import write_report
     from ..report._runs import SmallSampleWarning
@@ -439,8 +436,8 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
                                min_count=args.min_count, seed=args.seed,
                                title=title, notes=notes, status=console.say,
                                progress=console.stages)
-    for w in caught:
-        if issubclass(w.category, (UndefinedMetricWarning, SmallSampleWarning)):
+    for w in caught:  # every warning the library gave is shown, none dropped
+        if issubclass(w.category, UserWarning):
             console.say(f"warning: {w.message}")
     _print_table(written.runs)
     if args.n_resamples:
@@ -590,7 +587,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = {"demo": _demo, "score": _score, "report": _report,
                "qa": lambda qa_args, _console: run_qa(qa_args)}[args.command]
     try:
-        return command(args, console)
+        with warnings.catch_warnings():
+            # the library's warnings (a float16 column read, ...) in the command's own words,
+            # not Python's file:line format with a source line of confcal's code
+            warnings.showwarning = lambda message, *_args, **_kw: console.say(
+                f"warning: {message}")
+            return command(args, console)
     except KeyboardInterrupt:
         console.say("interrupted; nothing was left half-written")
         return 130

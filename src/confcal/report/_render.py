@@ -533,13 +533,13 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     (figures by relative path), ``metrics.csv`` (the :func:`compare_runs` table, full
     precision; text cells a spreadsheet would run as a formula start with ``'``, see
     :mod:`confcal._markdown`) and ``reliability.png``, ``auroc_vs_woa.png``,
-    ``ecarb_curve.png``. One ECE per page: the reliability panels draw the table's own
-    ``n_bins`` equal-mass bins (hiding those with fewer than ``min_count`` predictions), so
-    the ECE in each panel's title is the table's. When ``by`` has several columns a second
-    table pools the runs by the first one. Every value from the entity table is escaped
-    (HTML; Markdown and HTML in ``report.md``). Intervals of a run with fewer than 30
-    documents get a :class:`SmallSampleWarning` and a note at the top of the report. Needs
-    matplotlib (the ``plot`` or ``cli`` extra).
+    ``ecarb_curve.png``. The reliability panels draw 10 uniform bins (hiding those with
+    fewer than ``min_count`` predictions), so each panel's title names both ECEs side by
+    side: the table's (``n_bins`` equal-mass bins) and that of the bins drawn. When ``by``
+    has several columns a second table pools the runs by the first one. Every value from
+    the entity table is escaped (HTML; Markdown and HTML in ``report.md``). Intervals of a
+    run with fewer than 30 documents get a :class:`SmallSampleWarning` and a note at the
+    top of the report. Needs matplotlib (the ``plot`` or ``cli`` extra).
 
     Examples
     --------

@@ -82,7 +82,9 @@ def check_by(by: Any, frame: pd.DataFrame) -> tuple[str, ...]:
 def _group_label(by: Sequence[str], key: Sequence[Any]) -> str:
     if not by:
         return "all entities"
-    return ", ".join(f"{c}={v!r}" for c, v in zip(by, key, strict=True))
+    # a missing run value reads n/a, as in the tables and figures (not nan or None)
+    return ", ".join(f"{c}={'n/a' if is_missing(v, blank=False) else repr(v)}"
+                     for c, v in zip(by, key, strict=True))
 
 
 def _warn(label: str, message: str) -> None:

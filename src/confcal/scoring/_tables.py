@@ -281,6 +281,8 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
             row, offset = "line", 2
     except ValidationError:
         raise
+    except UnicodeDecodeError:
+        raise _undecodable(path) from None
     except (ValueError, OSError, EOFError, zlib.error) as exc:
         raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}",
                               source=path) from None
@@ -375,9 +377,41 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
             seen += len(frame)
     except ValidationError as exc:
         raise exc.with_location(source=path) from None
+    except UnicodeDecodeError:
+        raise _undecodable(path) from None
     except (ValueError, OSError, EOFError, zlib.error) as exc:
         raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}",
                               source=path) from None
+
+
+def _undecodable(path: Path) -> ValidationError:
+    """The error for a CSV table that is not UTF-8, with the line and column of the first
+    undecodable byte (pandas says only "position 0" of some buffer); read in blocks, so a
+    file without newlines costs no more memory than a block."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line, column = 1, 1
+    with (gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")) as fh:
+        while block := fh.read(1 << 20):
+            pending = len(decoder.getstate()[0])  # at most 3 bytes of an unfinished char
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as exc:
+                start = max(exc.start - pending, 0)
+                newline = block.rfind(b"\n", 0, start)
+                line += block.count(b"\n", 0, start)
+                column = start - newline if newline >= 0 else column + start
+                break
+            newline = block.rfind(b"\n")
+            line += block.count(b"\n")
+            column = len(block) - newline if newline >= 0 else column + len(block)
+        else:  # not found again (the file changed meanwhile): no line to name
+            return ValidationError(f"{path}: must be UTF-8 text; found an undecodable byte",
+                                   source=str(path))
+    return ValidationError(f"{path}, line {line}: must be UTF-8 text; found an undecodable "
+                           f"byte at column {column} (counting bytes)",
+                           source=str(path), line=line)
 
 
 def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:
@@ -414,8 +448,8 @@ def _check_numeric(raw: pd.Series, column: str, name: str, row: str, offset: int
                               **_first_at(mask, row, offset, column))
     if dtype == np.float16:
         warnings.warn(f"{name}: column {column} is float16 (3 significant digits): its "
-                      f"{len(raw):,} values are read exactly, but confidences closer than "
-                      "that were tied when the table was written", UserWarning, stacklevel=4)
+                      f"{len(raw):,} values are read exactly, but values closer than that "
+                      "were tied when the table was written", UserWarning, stacklevel=4)
         return
     if pd.api.types.is_numeric_dtype(dtype):
         return
