@@ -201,6 +201,13 @@ def test_the_module_imports_without_augraphy_and_names_the_extra():
      "markup_thickness_range", "stroke_width", "at most 4 px"),
     (("Faxify", {"scale_range": (0.5, 1.0)}), "scale_range", "fax_scale",
      r"within \[1, 1.5\]"),
+    # each left Tesseract none or almost none of a rendered invoice's words, yet passed
+    (("Geometric", {"translation": (0.95, 0.95)}), "translation", "translation",
+     r"within ±0.05 of the page"),
+    (("Geometric", {"scale": (0.05, 0.05)}), "scale", "geometric_scale", r"within \[0.5, 2\]"),
+    (("Geometric", {"crop": (0, 0, 10, 10)}), "crop", "crop", r"empty \(\)"),
+    (("Geometric", {"fliplr": 1}), "fliplr", "mirror", r"off \(0\)"),
+    (("SubtleNoise", {"subtle_range": 255}), "subtle_range", "subtle_noise", "at most 80"),
 ])
 def test_a_pipeline_outside_the_envelope_is_refused(augraphy, step, parameter, limit, rule):
     spec = PipelineSpec("too_much", paper=[("ColorPaper", {})], post=[step])
@@ -246,7 +253,9 @@ def _inside(limit, number):
              "gamma": (0.67, 1.5), "blur_radius": (0, 200), "noise_concentration": (0, 0.3),
              "noise_iterations": (0, 3), "ink_spread": (0, 0.6), "dot_size": (0, 5),
              "filter_radius": (0, 4), "dither_order": (0, 4), "dropouts": (0, 400),
-             "streaks": (0, 10), "stroke_width": (0, 4), "fax_scale": (1, 1.5)}
+             "streaks": (0, 10), "stroke_width": (0, 4), "fax_scale": (1, 1.5),
+             "geometric_scale": (0.5, 2), "translation": (-0.05, 0.05),
+             "subtle_noise": (0, 80), "mirror": (0, 0), "crop": (0, 0)}
     if limit == "blur_iterations":
         return number < 8
     if limit == "overlay_alpha":
@@ -269,7 +278,7 @@ def test_every_registered_pipeline_is_inside_the_envelope_parameter_by_parameter
     # the families that erase text all have limits
     assert {"Gamma", "BadPhotoCopy", "DotMatrix", "Dithering", "InkBleed", "Letterpress",
             "LowInkRandomLines", "LowInkPeriodicLines", "Markup", "Faxify", "Jpeg",
-            "Brightness", "Geometric", "Stains", "Moire", "DirtyDrum"} <= set(RULES)
+            "Brightness", "Geometric", "Stains", "Moire", "DirtyDrum", "SubtleNoise"} <= set(RULES)
     assert {limit for rules in RULES.values() for _, limit, _ in rules} == set(LIMITS)
     checked = 0
     for name, spec in PIPELINES.items():
@@ -285,6 +294,8 @@ def test_every_registered_pipeline_is_inside_the_envelope_parameter_by_parameter
                     numbers = [(k - 1) / 2 for k in numbers]
                 if augmentation == "LightingGradient":
                     numbers = [1 - t for t in numbers]
+                if (augmentation, parameter) == ("Geometric", "crop"):
+                    numbers = [0] if not value else [float("inf")]  # no crop: ()
                 assert all(_inside(limit, v) for v in numbers), (name, augmentation,
                                                                 parameter, value)
                 checked += 1
@@ -396,6 +407,43 @@ def test_other_threads_keep_their_working_directory_and_numba_threads(augraphy, 
     assert len(written) >= 50 and on_disk == set(written)  # none lost elsewhere
     assert sorted(os.listdir(tmp_path)) == sorted(f"note-{i}.txt" for i in written)
     assert seen_threads == {threads_before} and numba.get_num_threads() == threads_before
+
+
+def test_a_call_cut_short_does_not_hang_or_mix_up_the_next(augraphy, tmp_path):
+    # an exception raised in the caller while it waits for the worker (here a signal
+    # handler's, as Ctrl-C raises KeyboardInterrupt) left the worker's reply unread: the
+    # next call wrote its request while the worker wrote that reply, both pipes full, and
+    # hung for ever (or read the earlier call's page). Run in a child with a timeout.
+    code = textwrap.dedent("""
+        import signal, numpy as np
+        from confcal.extras.augment import degrade
+        import confcal.extras.augment._degrade as internals
+        small = np.full((300, 400, 3), 255, np.uint8); small[50:60, 20:380] = 0
+        big = np.full((2200, 1700, 3), 255, np.uint8); big[::40] = 0
+        expected = degrade(small, "stains", seed=2)  # starts the worker
+        first = internals._WORKER[0].process
+        class Cut(Exception):
+            pass
+        def cut(*_):
+            raise Cut
+        signal.signal(signal.SIGALRM, cut)
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        try:
+            degrade(big, "archetype3", seed=1)
+            raise SystemExit("the big page finished before the alarm: make it bigger")
+        except Cut:
+            pass
+        again = degrade(small, "stains", seed=2)
+        assert again.shape == small.shape and (again == expected).all()
+        assert first.returncode is not None  # the cut-short worker was ended and reaped
+        print("ok")
+    """)
+    env = dict(os.environ)
+    src = str(Path(confcal.__file__).parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=tmp_path, env=env, timeout=240)
+    assert child.returncode == 0 and child.stdout.splitlines()[-1] == "ok", child.stderr[-2000:]
 
 
 def test_pil_pages_come_back_as_pil_pages(augraphy):

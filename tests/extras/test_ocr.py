@@ -186,6 +186,16 @@ def test_textract_words_follow_the_lines_with_confidence_over_100(response):
      r"\(Id 'w1'\) Geometry.BoundingBox.Top must be a finite number; found None"),
     (lambda r: r["Blocks"].append(_word("w5", "stray", 80.0)),
      r"every WORD must belong to a LINE .*found 1 that do not, first .*\(Id 'w5'\) 'stray'"),
+    # a string of Ids was read as one Id per character; an unhashable Id was a TypeError;
+    # a Relationships mapping was iterated by its keys
+    (lambda r: r["Blocks"][1]["Relationships"][0].update(Ids="w1"),
+     r"\(Id 'l1'\) Relationships\[0\] must be a mapping with a list of Ids; found .*'w1'"),
+    (lambda r: r["Blocks"][1]["Relationships"][0]["Ids"].append(["w1"]),
+     r"\(Id 'l1'\) Relationships\[0\]\.Ids must hold block Id strings; found \['w1'\]"),
+    (lambda r: r["Blocks"][1].update(Relationships=r["Blocks"][1]["Relationships"][0]),
+     r"\(Id 'l1'\) Relationships must be a list of \{'Type', 'Ids'\} mappings; found \{"),
+    (lambda r: r["Blocks"][1]["Relationships"][0]["Ids"].append("w1"),
+     r"\(Id 'w1'\) must belong to one LINE; found it twice in LINE 'l1'"),
 ])
 def test_malformed_textract_responses_are_named(response, change, message):
     broken = copy.deepcopy(response)

@@ -274,13 +274,21 @@ def textract_words(response: Mapping[str, Any]) -> list[OCRWord]:
         if block["BlockType"] != "LINE":
             continue
         children: list[str] = []
-        for r, relation in enumerate(block.get("Relationships") or ()):
-            if not isinstance(relation, Mapping) or not isinstance(relation.get("Ids", []),
-                                                                   Sequence):
+        relations = block.get("Relationships") or ()
+        if not isinstance(relations, Sequence) or isinstance(relations, (str, bytes)):
+            raise ValidationError(f"{_where(i, block)} Relationships must be a list of "
+                                  f"{{'Type', 'Ids'}} mappings; found {relations!r:.80}")
+        for r, relation in enumerate(relations):
+            ids = relation.get("Ids", []) if isinstance(relation, Mapping) else None
+            if not isinstance(ids, Sequence) or isinstance(ids, (str, bytes)):
                 raise ValidationError(f"{_where(i, block)} Relationships[{r}] must be a "
                                       f"mapping with a list of Ids; found {relation!r:.80}")
+            bad = [x for x in ids if not isinstance(x, str)]
+            if bad:
+                raise ValidationError(f"{_where(i, block)} Relationships[{r}].Ids must hold "
+                                      f"block Id strings; found {bad[0]!r:.80}")
             if relation.get("Type") == "CHILD":
-                children.extend(relation.get("Ids", []))
+                children.extend(ids)
         for child in children:
             if child not in by_id:
                 raise ValidationError(f"{_where(i, block)} lists child {child!r}, which must "
@@ -290,8 +298,10 @@ def textract_words(response: Mapping[str, Any]) -> list[OCRWord]:
                 raise ValidationError(f"{_where(i, block)} lists child {child!r}, which must "
                                       f"be a WORD; found a {word['BlockType']}")
             if child in owner:
-                raise ValidationError(f"{_where(j, word)} must belong to one LINE; found it "
-                                      f"in LINE {owner[child]!r} and LINE {block['Id']!r}")
+                where = (f"twice in LINE {block['Id']!r}" if owner[child] == block["Id"] else
+                         f"in LINE {owner[child]!r} and LINE {block['Id']!r}")
+                raise ValidationError(f"{_where(j, word)} must belong to one LINE; "
+                                      f"found it {where}")
             owner[child] = block["Id"]
             text, confidence = word.get("Text"), cast(Any, word.get("Confidence"))
             if not isinstance(text, str):

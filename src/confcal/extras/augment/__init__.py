@@ -38,7 +38,9 @@ read as (k - 1) / 2); fewer than 8 blur iterations; overlay alpha below 0.3; pho
 noise concentration at most 0.3 and at most 3 noise iterations; ink bleed intensity and
 severity at most 0.6; dot-matrix dots at most 5 px and median filters of radius at most 4
 px; ordered-dither order at most 4; letterpress dropouts of at most 400 clusters of at most
-400 points; at most 10 streaks or markup lines, at most 4 px wide; fax scale 1 to 1.5.
+400 points; at most 10 streaks or markup lines, at most 4 px wide; fax scale 1 to 1.5;
+a geometric scale of 0.5 to 2, a shift of at most 0.05 of the page, no mirroring and no
+crop; subtle noise of at most 80.
 Every limit was set where the benchmark (``benchmarks/bench_degradation.py``) shows text
 still read by Tesseract. A range is checked at both ends; a value that is not a number
 (``"random"``) cannot be shown to be inside and is a violation. Two augmentations are

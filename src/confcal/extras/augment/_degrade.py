@@ -163,15 +163,28 @@ class _Worker:
     def call(self, array: np.ndarray, steps: Mapping[str, Any], seed: int) -> np.ndarray:
         assert self.process.stdin is not None and self.process.stdout is not None
         with self.lock:
+            answered = False
             try:
                 write_message(self.process.stdin, (array, steps, seed))
                 status, value = read_message(self.process.stdout)
+                answered = True
             except (EOFError, OSError):
-                code = self.process.poll()
+                try:
+                    code = self.process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    code = None
                 raise RuntimeError(
                     f"the Augraphy worker process ended while degrading a page (exit status "
                     f"{code}; out of memory, or killed); the next call starts a new one"
                 ) from None
+            finally:
+                if not answered:
+                    # an exchange cut short (KeyboardInterrupt, a signal handler's exception)
+                    # leaves half a request or an unread reply in the pipes: the next call
+                    # would hang or get this call's page, so this worker is ended and the
+                    # next call starts a new one
+                    self.process.kill()
+                    self.process.wait()
         if status == "error":
             raise value
         return value  # type: ignore[no-any-return]

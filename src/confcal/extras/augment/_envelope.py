@@ -57,6 +57,16 @@ class OCRSafeEnvelope:
         Width in pixels of the lines drawn through the text (``Markup``, ``DirtyDrum``).
     fax_scale : tuple of float
         ``Faxify.scale_range``: the fax's downscaling factor.
+    geometric_scale : tuple of float
+        ``Geometric.scale``: the page's resampling factor (scaled back by ``degrade``).
+    max_translation : float
+        ``Geometric.translation``: the shift either way, as a fraction of the page (a value
+        of 1 or more, which Augraphy reads as pixels, is outside).
+    max_subtle_noise : float
+        ``SubtleNoise.subtle_range``: the largest change of a pixel's value.
+
+    ``Geometric``'s mirroring (``fliplr``, ``flipud``) and ``crop`` are refused outright:
+    a mirrored page has no readable word, a crop cuts text off.
 
     Examples
     --------
@@ -81,6 +91,9 @@ class OCRSafeEnvelope:
     max_streaks: int = 10
     max_stroke_width: float = 4.0
     fax_scale: tuple[float, float] = (1.0, 1.5)
+    geometric_scale: tuple[float, float] = (0.5, 2.0)
+    max_translation: float = 0.05
+    max_subtle_noise: float = 80.0
 
     def bounds(self, limit: str) -> tuple[float, float, bool]:
         """(low, high, high end open) of one limit."""
@@ -95,6 +108,10 @@ class OCRSafeEnvelope:
             "dither_order": (0.0, self.max_dither_order),
             "dropouts": (0.0, self.max_dropouts), "streaks": (0.0, self.max_streaks),
             "stroke_width": (0.0, self.max_stroke_width), "fax_scale": self.fax_scale,
+            "geometric_scale": self.geometric_scale,
+            "translation": (-self.max_translation, self.max_translation),
+            "subtle_noise": (0.0, self.max_subtle_noise),
+            "mirror": (0.0, 0.0), "crop": (0.0, 0.0),
         }
         if limit in closed:
             low, high = closed[limit]
@@ -110,6 +127,10 @@ class OCRSafeEnvelope:
         low, high, open_high = self.bounds(limit)
         if limit == "rotation":
             return f"within ±{high:g} degrees"
+        if limit == "translation":
+            return f"within ±{high:g} of the page"
+        if limit in ("mirror", "crop"):
+            return "off (0)" if limit == "mirror" else "empty ()"
         if open_high:
             return f"below {high:g}" if limit == "overlay_alpha" else f"fewer than {high:g}"
         if low == 0.0:
@@ -132,7 +153,8 @@ ENVELOPE = OCRSafeEnvelope()
 LIMITS: tuple[str, ...] = (
     "rotation", "jpeg_quality", "brightness", "gamma", "blur_radius", "blur_iterations",
     "overlay_alpha", "noise_concentration", "noise_iterations", "ink_spread", "dot_size",
-    "filter_radius", "dither_order", "dropouts", "streaks", "stroke_width", "fax_scale")
+    "filter_radius", "dither_order", "dropouts", "streaks", "stroke_width", "fax_scale",
+    "geometric_scale", "translation", "subtle_noise", "mirror", "crop")
 """Every limit of the envelope, by name."""
 
 
@@ -153,6 +175,15 @@ def _kernel_radius(value: Any) -> Any:
     return _map_numbers(value, lambda k: (k - 1) / 2)
 
 
+def _crop_extent(value: Any) -> Any:
+    # no crop is an empty tuple (Augraphy's default); any crop box is outside
+    if isinstance(value, (tuple, list)) and not value:
+        return 0.0
+    if value is None:
+        return 0.0
+    return value
+
+
 def _one_minus(value: Any) -> Any:
     # LightingGradient blends V * transparency + light * (1 - transparency): the light's
     # alpha is 1 - transparency
@@ -161,7 +192,15 @@ def _one_minus(value: Any) -> Any:
 
 # augmentation -> ((parameter, limit, how the parameter reads as that limit's quantity), ...)
 RULES: MappingProxyType[str, tuple[tuple[str, str, Any], ...]] = MappingProxyType({
-    "Geometric": (("rotate_range", "rotation", _identity),),
+    "Geometric": (
+        ("rotate_range", "rotation", _identity),
+        ("scale", "geometric_scale", _identity),
+        ("translation", "translation", _identity),
+        ("fliplr", "mirror", _identity),
+        ("flipud", "mirror", _identity),
+        ("crop", "crop", _crop_extent),
+    ),
+    "SubtleNoise": (("subtle_range", "subtle_noise", _identity),),
     "PageBorder": (("page_rotation_angle_range", "rotation", _identity),),
     "Jpeg": (("quality_range", "jpeg_quality", _identity),),
     "Brightness": (("brightness_range", "brightness", _identity),),
