@@ -453,6 +453,13 @@ class InputLimits:
         The longest string value the scorer compares. Text similarity is quadratic in the
         length (RapidFuzz's bit-parallel Levenshtein: about 2 ms for two values of 10,000
         characters, 0.2 s at 100,000, 22 s at a million).
+    max_pair_chars : int, default 10**11
+        The most work one document's line items may cost: every truth item is compared
+        with every predicted item, so the cost of a line-item field is, summed over its
+        text sub-fields, (characters in the truth items) x (characters in the predicted
+        items). About 4e10 such character pairs are compared per second on one core, so
+        the default bounds a document at a few seconds; an invoice of 50 items with
+        60-character descriptions costs 9e6.
 
     Examples
     --------
@@ -468,10 +475,11 @@ class InputLimits:
     max_decompressed_bytes: int = 4 << 30
     max_depth: int = 64
     max_value_chars: int = 10_000
+    max_pair_chars: int = 10**11
 
     def __post_init__(self) -> None:
         for name in ("max_line_bytes", "max_decompressed_bytes", "max_depth",
-                     "max_value_chars"):
+                     "max_value_chars", "max_pair_chars"):
             object.__setattr__(self, name, check_positive_int(getattr(self, name), name))
         if self.max_depth > MAX_DEPTH_CEILING:
             raise ValidationError(f"max_depth must be at most {MAX_DEPTH_CEILING} (Python's "

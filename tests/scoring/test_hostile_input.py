@@ -610,3 +610,59 @@ def test_a_csv_table_that_is_not_utf8_is_an_error_naming_line_and_column(tmp_pat
         assert str(info.value) == (f"{path}, line 4: must be UTF-8 text; found an "
                                    "undecodable byte at column 11 (counting bytes)")
         assert info.value.line == 4
+
+
+# ----------------------------------------------------------- line items, all against all
+def _items(*texts: str) -> list[dict[str, Any]]:
+    return [{"Description": t} for t in texts]
+
+
+def test_line_item_work_is_bounded_per_document_hand_worked():
+    # truth: 3 + 4 = 7 characters of Description; prediction: 5 characters ("Rate" is a
+    # number: no text work). Work = 7 x 5 = 35 character pairs.
+    truth = {"d": {"LineItems": _items("abc", "defg")}}
+    pred = {"d": {"LineItems": [{"Description": {"value": "hijkl", "confidence": 0.5},
+                                 "Rate": 3}]}}
+    score_documents(FCC_INVOICE, truth, pred, limits=io.InputLimits(max_pair_chars=35))
+    with pytest.raises(ValidationError, match=r"doc 'd', field LineItems: comparing the line "
+                                              r"items must cost at most 34 character pairs .*"
+                                              r"found 35$") as info:
+        score_documents(FCC_INVOICE, truth, pred, limits=io.InputLimits(max_pair_chars=34))
+    assert (info.value.doc_id, info.value.field) == ("d", "LineItems")
+    # the stickler-1.0 scorer compares all against all too: the same bound
+    with pytest.raises(ValidationError, match="found 35$"):
+        score_documents(FCC_INVOICE, truth, pred, conventions="stickler-1.0",
+                        limits=io.InputLimits(max_pair_chars=34))
+
+
+def test_a_top_k_leaf_counts_its_longest_candidate():
+    truth = {"d": {"LineItems": _items("ab")}}
+    pred = {"d": {"LineItems": [{"Description": {"candidates": [
+        {"value": "x", "probability": 0.6}, {"value": "yyyy", "probability": 0.4}]}}]}}
+    with pytest.raises(ValidationError, match="found 8$"):  # 2 x max(1, 4)
+        score_documents(FCC_INVOICE, truth, pred, limits=io.InputLimits(max_pair_chars=7))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=6), max_size=5), st.lists(st.text(max_size=6), max_size=5))
+def test_the_work_is_the_count_of_compared_character_pairs(truths, preds):
+    # brute force: every truth item against every predicted item, characters x characters
+    work = sum(len(t) * len(p) for t in truths for p in preds)
+    doc_t, doc_p = {"d": {"LineItems": _items(*truths)}}, {"d": {"LineItems": _items(*preds)}}
+    score_documents(FCC_INVOICE, doc_t, doc_p, limits=io.InputLimits(max_pair_chars=max(work, 1)))
+    if work > 1:
+        with pytest.raises(ValidationError, match=f"found {work:,}$"):
+            score_documents(FCC_INVOICE, doc_t, doc_p,
+                            limits=io.InputLimits(max_pair_chars=work - 1))
+
+
+def test_the_command_refuses_a_document_whose_items_cost_too_much(tmp_path, capsys):
+    line = json.dumps({"doc_id": "d",
+                       "document": {"LineItems": _items("a" * 1000, "b" * 1000)}})
+    (tmp_path / "t.jsonl").write_text(line + "\n")
+    (tmp_path / "p.jsonl").write_text(line + "\n")
+    argv = ["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
+            "--pred", str(tmp_path / "p.jsonl"), "-o", str(tmp_path / "e.csv")]
+    assert main([*argv, "--max-pair-chars", "3999999"]) == 1
+    assert "found 4,000,000" in capsys.readouterr().err  # (1000 + 1000) x (1000 + 1000)
+    assert main([*argv, "--max-pair-chars", "4000000"]) == 0

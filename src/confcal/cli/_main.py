@@ -215,6 +215,10 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-value-chars", type=int_at_least(1), default=10_000,
                         metavar="N", help="longest string value compared; text comparison is "
                                           "quadratic in length (default 10000)")
+    limits.add_argument("--max-pair-chars", type=int_at_least(1), default=10**11,
+                        metavar="N", help="most character pairs one document's line items "
+                                          "may cost to compare, all against all (default "
+                                          "1e11, a few seconds)")
 
     report = commands.add_parser(
         "report", parents=[common], help="compare runs from entity tables and write the report",
@@ -348,7 +352,8 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
 
     limits = InputLimits(max_line_bytes=args.max_line_bytes,
                          max_decompressed_bytes=args.max_decompressed_bytes,
-                         max_depth=args.max_depth, max_value_chars=args.max_value_chars)
+                         max_depth=args.max_depth, max_value_chars=args.max_value_chars,
+                         max_pair_chars=args.max_pair_chars)
     pairs = paired_documents(args.truth, args.pred, recent, keep=2 * _STREAM_CHUNK,
                              allow_empty=args.allow_empty, limits=limits)
     writer = ChunkWriter(args.output)

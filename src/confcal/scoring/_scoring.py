@@ -51,7 +51,7 @@ from ._result import (
     ValueDtype,
     value_column,
 )
-from ._text import check_document_lengths, check_value_lengths
+from ._text import check_document_lengths, check_item_work, check_value_lengths
 from .matching import assign_pairs, item_similarity
 from .predictions import FAST_SCALARS, LeafError, check_scalar, unwrap_leaf
 from .schema import Field, Items, Schema
@@ -563,7 +563,8 @@ def score_documents(
         raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
     if not isinstance(strict, bool):
         raise ValidationError(f"strict must be True or False; found {strict!r}")
-    max_chars = check_limits(limits).max_value_chars
+    checked_limits = check_limits(limits)
+    max_chars = checked_limits.max_value_chars
     from . import _stickler
 
     stickler = _stickler.check_conventions(conventions) == "stickler-1.0"
@@ -582,6 +583,7 @@ def score_documents(
     meta = metadata_columns(metadata, doc_ids, doc_pos)
     signature = extraction_signature(schema, conventions)
     thresholds, weights = _leaf_settings(schema)
+    check_item_work(schema, truth_docs, pred_docs, checked_limits.max_pair_chars, max_chars)
     if stickler:
         check_document_lengths(schema, truth_docs, pred_docs, max_chars)
         return _signed(_stickler.score(schema, truth_docs, pred_docs, doc_ids, meta, strict),

@@ -246,6 +246,56 @@ def check_value_lengths(values: list[Any], where: Callable[[int], tuple[Any, str
         doc_id=doc_id, field=field)
 
 
+def _compared_text(leaf: Any) -> int:
+    """Characters of the text a leaf is compared by (a top-K leaf: its longest candidate)."""
+    if isinstance(leaf, Mapping):
+        if "value" in leaf:
+            leaf = leaf["value"]
+        elif isinstance(leaf.get("candidates"), (list, tuple)):
+            return max((_compared_text(c) for c in leaf["candidates"]), default=0)
+    return len(leaf) if isinstance(leaf, str) else 0
+
+
+def check_item_work(schema: Any, truth_docs: list[tuple[Any, Any]],
+                    pred_docs: Mapping[Any, Any], max_pairs: int, max_chars: int) -> None:
+    """No document's line items cost more than ``max_pairs`` character pairs to compare.
+
+    Items are compared all against all, so the text work of a line-item field in one
+    document is, summed over its sub-fields, (truth characters) x (predicted characters)
+    (:class:`~confcal.scoring.io.InputLimits`, ``max_pair_chars``). A document beyond it
+    is refused before any comparison, never cut short. ``max_chars`` is the longest value
+    allowed, which clears most documents by their item counts alone.
+    """
+    from .schema import Items  # the schema module imports this one
+
+    fields = [(name, spec) for name, spec in schema.fields.items() if isinstance(spec, Items)]
+    for doc_id, truth in truth_docs:
+        pred = pred_docs.get(doc_id)
+        for name, spec in fields:
+            # No value is longer than max_chars (check_value_lengths refuses one that is), so
+            # k sub-fields of m x n items cost at most k m n max_chars^2: most documents are
+            # cleared by their item counts alone, without reading a value.
+            counts = [len(doc.get(name) or ()) if isinstance(doc, Mapping)
+                      and isinstance(doc.get(name), (list, tuple)) else 0
+                      for doc in (truth, pred)]
+            if len(spec.fields) * counts[0] * counts[1] * max_chars ** 2 <= max_pairs:
+                continue
+            sides = []
+            for doc in (truth, pred):
+                value = doc.get(name) if isinstance(doc, Mapping) else None
+                items = [i for i in value if isinstance(i, Mapping)] \
+                    if isinstance(value, (list, tuple)) else []
+                sides.append([sum(_compared_text(item.get(sub)) for item in items)
+                              for sub in spec.fields])
+            work = sum(t * p for t, p in zip(sides[0], sides[1], strict=True))
+            if work > max_pairs:
+                raise ValidationError(
+                    f"doc {doc_id!r}, field {name}: comparing the line items must cost at most "
+                    f"{max_pairs:,} character pairs (InputLimits.max_pair_chars, "
+                    f"--max-pair-chars on the command line; every truth item is compared with "
+                    f"every predicted item); found {work:,}", doc_id=doc_id, field=name)
+
+
 def check_document_lengths(schema: Any, truth_docs: list[tuple[Any, Any]],
                             pred_docs: Mapping[Any, Any], max_chars: int) -> None:
     """:func:`check_value_lengths` document by document, for the
