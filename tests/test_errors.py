@@ -207,7 +207,7 @@ def test_the_command_finds_the_file_and_line_however_a_message_is_worded(
         files, tmp_path, monkeypatch, capsys):
     truth, pred = files
     # The old command matched messages starting "doc 'd5'"; reworded, it lost the location.
-    monkeypatch.setattr(_scoring, "_doc_label", lambda doc_id: f"document «{doc_id}»")
+    monkeypatch.setattr(_scoring, "doc_label", lambda doc_id: f"document «{doc_id}»")
     assert cli.main(_score(truth, pred, tmp_path / "out.csv")) == 1
     err = capsys.readouterr().err.strip()
     assert err == (f"confcal: error: document «d5», field Agency: confidence must be a number "
