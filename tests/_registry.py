@@ -17,6 +17,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal.exceptions import UndefinedMetricWarning
 from confcal.metrics import auroc, brier, ecarb, ece, mce
 from confcal.testing import (
@@ -31,7 +32,7 @@ from confcal.testing import (
 )
 
 TOL = 1e-12
-PROPERTY = settings(max_examples=150, deadline=None)
+PROPERTY = settings(max_examples=examples(150), deadline=None)
 
 TIE_MODES = ("some", "heavy", "none", "all")
 

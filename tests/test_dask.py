@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import confcal
+from _optional import need_module
 from confcal import dask as cdask
 from confcal.datasets import load_demo
 from confcal.exceptions import ValidationError
@@ -21,10 +22,10 @@ from confcal.report import compare_runs
 from confcal.scoring import score_documents
 from confcal.scoring.presets import FCC_INVOICE
 
-dask = pytest.importorskip("dask")
-db = pytest.importorskip("dask.bag")
-dd = pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
+dask = need_module("dask")
+db = need_module("dask.bag")
+dd = need_module("dask.dataframe")
+distributed = need_module("distributed")
 
 BUDGETS = (0.1, 0.3)
 

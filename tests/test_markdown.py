@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal._markdown import (
     CSV_FORMULA_PREFIXES,
     csv_cell,
@@ -155,7 +156,7 @@ _VALUES = st.one_of(st.lists(_HOSTILE, max_size=12).map("".join), st.text(max_si
 _TABLE_TAGS = {"table", "thead", "tbody", "tr", "th", "td"}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_VALUES, _VALUES)
 def test_table_cells_render_as_their_text(left, right):
     md = _renderer()
@@ -169,7 +170,7 @@ def test_table_cells_render_as_their_text(left, right):
     assert ["".join(s) for s in shown] == [_expected(left), _expected(right)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_VALUES, st.sampled_from(["", "# ", "## ", "> ", "- "]))
 def test_text_renders_as_its_text(value, prefix):
     md = _renderer()
@@ -183,7 +184,7 @@ def test_text_renders_as_its_text(value, prefix):
     assert "".join(parsed.text).strip() == _expected(value), rendered
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_VALUES)
 def test_escaped_text_is_one_encodable_line(value):
     for escaped in (escape_text(value), escape_cell(value)):
@@ -228,7 +229,7 @@ def test_csv_safe_frame_keeps_numbers_and_original():
                 float(cell)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=20))
 def test_csv_cell_never_leaves_a_formula(value):
     safe = csv_cell(value)

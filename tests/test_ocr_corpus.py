@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import confcal
+from _optional import need_module, need_program
 from confcal.datasets import load_demo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,12 +111,9 @@ def test_a_value_s_confidence_is_the_product_of_its_words(script):
 
 
 def test_the_script_reproduces_a_page_byte_for_byte(script):
-    pytesseract = pytest.importorskip("pytesseract")
-    pytest.importorskip("augraphy")
-    import shutil
-
-    if shutil.which(pytesseract.pytesseract.tesseract_cmd) is None:
-        pytest.skip("the tesseract program is not installed (apt-get install tesseract-ocr)")
+    need_module("pytesseract")
+    need_module("augraphy")
+    need_program("tesseract")
     env = {**os.environ, "PYTHONPATH": str(Path(confcal.__file__).parents[1])}
     done = subprocess.run([sys.executable, str(SCRIPT), "--check", "--invoices", "3",
                            "--pipelines", "skew_jpeg"], capture_output=True, text=True,

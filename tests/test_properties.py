@@ -21,6 +21,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
+from _profiles import examples
 from _registry import (
     PROPERTY,
     TIE_MODES,
@@ -60,7 +61,7 @@ from confcal.testing import (
     weighted_calibration_data,
 )
 
-SLOW_PROPERTY = settings(max_examples=30, deadline=None)
+SLOW_PROPERTY = settings(max_examples=examples(30), deadline=None)
 
 
 def k_is_clear_cut(n: int, budget: float) -> bool:
@@ -539,7 +540,7 @@ PUBLIC = {
 
 
 @pytest.mark.parametrize("name", PUBLIC)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(data=calibration_data(min_size=2, max_size=30, single_class=False), draw=st.data())
 def test_bad_confidence_is_reported_with_count_and_first_index(name, data, draw):
     correct, confidence = data
@@ -555,7 +556,7 @@ def test_bad_confidence_is_reported_with_count_and_first_index(name, data, draw)
 
 
 @pytest.mark.parametrize("name", PUBLIC)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(data=calibration_data(min_size=2, max_size=30, single_class=False), draw=st.data())
 def test_bad_labels_are_reported_with_count_and_first_index(name, data, draw):
     correct, confidence = data

@@ -31,5 +31,10 @@ def test_quickstart_has_exactly_the_two_commands_and_ci_runs_the_test_one():
     commands = [line for line in quickstart.splitlines() if line.strip()]
     assert commands == ['pip install -e ".[cli]" && confcal demo',
                         'pip install -e ".[test]" && python -m pytest']
-    ci = (README.parent / ".ci" / "run").read_text()
-    assert commands[1] in ci.splitlines()
+    ci = [line.strip() for line in (README.parent / ".ci" / "run").read_text().splitlines()]
+    assert commands[1] in ci
+    # stage 1 is a newcomer: a new virtual environment, and no other install before the
+    # README command (an extra installed first would hide a missing dependency)
+    before = ci[:ci.index(commands[1])]
+    assert any(line.startswith('python -m venv "$work/venv"') for line in before)
+    assert not [line for line in before if line.startswith(("pip ", "apt-get "))]

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 import confcal.testing as ct
+from _profiles import examples
 from confcal.testing import (
     calibration_data,
     grouped_calibration_data,
@@ -35,7 +36,7 @@ from confcal.testing import (
     weighted_calibration_data,
 )
 
-SETTINGS = settings(max_examples=100, deadline=None)
+SETTINGS = settings(max_examples=examples(100), deadline=None)
 
 
 def test_public_names_are_in_all():
@@ -593,7 +594,7 @@ def test_strategies_reach_extremes_and_single_class():
     # The cases the docstrings promise are actually generated, not merely allowed.
     seen = {"zero": False, "one": False, "single": False, "tie": False}
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(calibration_data(max_size=20))
     def look(data):
         correct, confidence = data

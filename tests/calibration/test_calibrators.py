@@ -17,6 +17,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal.calibration.calibrators import (
     CALIBRATORS,
     CalibrationWarning,
@@ -204,7 +205,7 @@ def test_json_round_trip_of_fitted_calibrators_is_exact():
 _REALS = st.floats(-1e6, 1e6, allow_nan=False)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(t=st.floats(1e-300, 1e300), eps=st.one_of(st.none(), st.floats(1e-300, 0.49)),
        slope=st.floats(0, 1e6), intercept=_REALS,
        knots=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=12))
@@ -254,7 +255,7 @@ GRID = np.r_[0.0, np.nextafter(0.0, 1.0), np.linspace(0, 1, 2001), np.nextafter(
 
 
 @pytest.mark.parametrize("name", FITS)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=calibration_data(min_size=1, max_size=60, ties="some"))
 def test_calibrators_are_monotone_maps_into_the_unit_interval(name, data):
     correct, confidence = data
@@ -284,7 +285,7 @@ def _tie_adjusted_auroc(y: np.ndarray, c: np.ndarray, g: np.ndarray) -> Fraction
 
 
 @pytest.mark.parametrize("name", FITS)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=calibration_data(min_size=2, max_size=30, single_class=False))
 def test_only_ties_created_by_the_map_change_auroc(name, data):
     correct, confidence = data
@@ -300,7 +301,7 @@ def test_only_ties_created_by_the_map_change_auroc(name, data):
 
 
 @pytest.mark.parametrize("name", ["temperature", "platt"])
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(data=calibration_data(min_size=2, max_size=80, single_class=False),
        budget=st.sampled_from([0.1, 0.3, 0.5]))
 def test_strictly_increasing_calibration_keeps_auroc_and_ecarb(name, data, budget):
@@ -338,7 +339,7 @@ def _rocch_auc(y: np.ndarray, c: np.ndarray) -> Fraction:
                Fraction(0))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=calibration_data(min_size=2, max_size=40, single_class=False, ties="heavy"))
 def test_isotonic_auroc_on_its_fitting_data_is_the_roc_convex_hull(data):
     # Pooling adjacent violators is the ROC convex hull (Fawcett & Niculescu-Mizil, 2007):
@@ -352,7 +353,7 @@ def test_isotonic_auroc_on_its_fitting_data_is_the_roc_convex_hull(data):
 
 
 @pytest.mark.parametrize("name", FITS)
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), shift=st.floats(0.15, 0.35))
 def test_ece_drops_on_held_out_overconfident_data(name, seed, shift):
     # accuracy = confidence - shift: the model is overconfident by `shift` everywhere
@@ -473,7 +474,7 @@ class _Recorder:
         return Fitted()
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(n_docs=st.integers(3, 25), folds=st.integers(2, 6), seed=st.integers(0, 1000),
        sizes=st.lists(st.integers(1, 5), min_size=25, max_size=25))
 def test_cross_validation_never_fits_and_scores_the_same_document(n_docs, folds, seed, sizes):

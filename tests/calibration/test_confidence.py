@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal.calibration.confidence import (
     ProbabilitySumWarning,
     aggregate_logprobs,
@@ -136,7 +137,7 @@ def test_aggregate_rejects_bad_input(kwargs, match):
         aggregate_logprobs(**kwargs)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.floats(-50, 0), min_size=1, max_size=20),
        st.lists(st.floats(-50, 0), min_size=2, max_size=5))
 def test_aggregates_are_probabilities_and_mean_lies_between_extremes(lp, top):
@@ -261,7 +262,7 @@ def _to_byte_level(piece: bytes) -> str:
     return "".join(encoder[b] for b in piece)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(values=st.dictionaries(st.text("abcxyz_", min_size=1, max_size=5), _SCALARS,
                               min_size=1, max_size=5),
        cuts=st.lists(st.integers(0, 400), max_size=40), style=st.sampled_from(["text", "bpe"]))

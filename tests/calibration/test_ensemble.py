@@ -14,6 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal.calibration.calibrators import CalibrationWarning
 from confcal.calibration.ensemble import (
     DEFAULT_EPS,
@@ -233,7 +234,7 @@ def _cross_fit_or_reject(y, signals, groups, folds, seed, **kw):
         raise
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=grouped_signals())
 def test_each_fold_model_never_saw_the_documents_it_scores(data):
     y, signals, groups, folds, seed = data
@@ -254,7 +255,7 @@ def test_each_fold_model_never_saw_the_documents_it_scores(data):
                               model.transform({k: v[~train] for k, v in signals.items()}))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=grouped_signals(), pick=st.integers(0, 10**6))
 def test_a_documents_labels_never_reach_its_own_scores(data, pick):
     # Relabel one document's rows: the combiner that scores them never saw them, so their
@@ -269,7 +270,7 @@ def test_a_documents_labels_never_reach_its_own_scores(data, pick):
     assert np.array_equal(before.confidence[mine], after.confidence[mine])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=grouped_signals())
 def test_invariant_to_the_order_of_the_inputs(data):
     y, signals, groups, folds, seed = data
@@ -279,7 +280,7 @@ def test_invariant_to_the_order_of_the_inputs(data):
     assert one.final == two.final and one.names == two.names == ("a", "b")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=grouped_signals(), perm_seed=st.integers(0, 1000))
 def test_row_order_only_permutes_the_scores(data, perm_seed):
     y, signals, groups, folds, seed = data
@@ -291,7 +292,7 @@ def test_row_order_only_permutes_the_scores(data, perm_seed):
     assert np.allclose(one.confidence[p], two.confidence, rtol=0, atol=1e-9)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=grouped_signals(), l2=st.sampled_from([0.1, 1.0, 25.0]))
 def test_every_fit_is_at_its_optimum(data, l2):
     # first-order conditions of Σ logloss + l2/2·||c||², checked outside the fitting code

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 from scipy.stats import binom
 
+from _profiles import examples
 from confcal.calibration.routing import (
     BudgetResult,
     ThresholdResult,
@@ -214,7 +215,7 @@ def _scan(correct, confidence, target, level=None):
     return rows
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=calibration_data(min_size=1, max_size=60, ties="heavy"),
        target=st.one_of(st.sampled_from([0.5, 0.75, 0.8, 0.9, 0.95, 1.0]),
                         st.floats(0.01, 1.0)),
@@ -294,7 +295,7 @@ def test_budget_option_errors(target_error, match):
         budget_for_residual_error(CORRECT, CONFIDENCE, target_error=target_error)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=calibration_data(min_size=1, max_size=60, ties="heavy"),
        target_error=st.one_of(st.sampled_from([0.0, 0.01, 0.05, 0.1, 0.29]), st.floats(0, 1)))
 def test_budget_is_feasible_and_minimal(data, target_error):

@@ -109,6 +109,21 @@ def test_help_names_no_checkout_path(capsys):
     assert "docs/" not in text and "confcal COMMAND --help" in text
 
 
+def test_help_lists_every_command_with_one_line(capsys):
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    listed = re.findall(r"^    (\w+(?: run)?)\s{2,}\S", text, flags=re.MULTILINE)
+    assert listed == ["demo", "score", "report", "qa", "qa run"]
+    # qa's own help leads to qa run, which answers the questions qa judges
+    assert main(["qa", "--help"]) == 0
+    assert "confcal qa run" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_qa_run_spelled_as_listed_reaches_its_parser(capsys):
+    assert main(["qa run", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: confcal qa run")
+
+
 # ------------------------------------------------------------- outputs checked first
 def test_score_into_a_folder_named_like_a_table_fails_before_reading(tmp_path, capsys):
     (tmp_path / "existing_dir.parquet").mkdir()

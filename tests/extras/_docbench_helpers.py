@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pymupdf
+from _optional import need_module
 
 # ------------------------------------------------------------------------------ PDFs
 PAPER_PAGES = [
@@ -33,6 +33,7 @@ TABLE = [("Year", "Accuracy", "Patients"), ("2022", "88.0%", "60"), ("2023", "91
 
 def make_pdf(path: Path, pages: list[str], *, title: str | None = None,
              author: str | None = None, table_on: int | None = None) -> Path:
+    pymupdf = need_module("pymupdf")  # imported here: collecting this helper needs no extra
     doc = pymupdf.open()
     for number, text in enumerate(pages, start=1):
         page = doc.new_page()

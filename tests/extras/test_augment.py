@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import confcal
+from _optional import need_module
 from confcal.exceptions import ValidationError
 from confcal.extras.augment import (
     ENVELOPE,
@@ -39,7 +40,7 @@ from confcal.extras.augment import (
 
 @pytest.fixture
 def augraphy():
-    return pytest.importorskip("augraphy")
+    return need_module("augraphy")
 
 
 def _page(channels: int = 3) -> np.ndarray:

@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-pymupdf = pytest.importorskip("pymupdf")
+from _optional import need_module
+from _profiles import examples
+
+pymupdf = need_module("pymupdf")
 
 from _docbench_helpers import (  # noqa: E402
     PAPER_PAGES,
@@ -180,7 +183,7 @@ def test_fit_document_keeps_the_first_lines_of_the_page_it_cuts():
     assert words(fitted.text) + 5 > 60
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(pages=st.lists(st.text(alphabet="ab \n€", max_size=120), min_size=1, max_size=6),
        budget=st.integers(60, 400))
 def test_fitted_text_fits_keeps_a_prefix_and_the_header(pages, budget):

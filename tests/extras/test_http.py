@@ -29,6 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _chat_server import ChatServer, Reply
+from _profiles import examples
 from confcal.exceptions import (
     ConfcalError,
     ModelCallError,
@@ -606,7 +607,7 @@ def _encode(secret: str, how: list[int]) -> str:
     return "".join(out) + secret[len(how):]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(secret=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=8,
                       max_size=48),
        how=st.lists(st.integers(0, 3), max_size=48),
@@ -621,7 +622,7 @@ def test_redact_removes_every_written_form(secret, how, before, after):
         lambda m: _http._unescape(m.group()), once)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(secret=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=8,
                       max_size=48),
        before=st.text(max_size=30), after=st.text(max_size=30), ascii_only=st.booleans(),
@@ -642,7 +643,7 @@ def test_redacted_json_decoded_by_the_json_module_holds_no_run_of_the_secret(
     assert not [r for r in runs if r in text]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(secret=st.text(st.sampled_from('ab/%\\"u0'), min_size=1, max_size=12),
        text=st.text(st.sampled_from('ab/%\\"u0x'), max_size=40))
 def test_the_fast_echo_check_agrees_with_trying_every_run(secret, text):

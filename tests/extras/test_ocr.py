@@ -9,11 +9,11 @@ response before confcal reads them, so their shape is Textract's, not ours.
 from __future__ import annotations
 
 import copy
-import shutil
 
 import numpy as np
 import pytest
 
+from _optional import need_module, need_program
 from confcal.exceptions import ValidationError
 from confcal.extras.ocr import OCRWord, TesseractNotFoundError, tesseract_words, textract_words
 
@@ -22,17 +22,14 @@ LINES = ["Agency: Blue Harbor Media", "Net amount due: $1,062.50", "Payment term
 
 @pytest.fixture(scope="module")
 def pytesseract():
-    module = pytest.importorskip("pytesseract")
-    if shutil.which(module.pytesseract.tesseract_cmd) is None:
-        pytest.skip("the tesseract program is not installed (apt-get install tesseract-ocr)")
+    module = need_module("pytesseract")
+    need_program("tesseract")
     return module
 
 
 @pytest.fixture(scope="module")
 def page():
     """Three lines of 30 px text on a 900 x 260 white page (PIL, mode L)."""
-    pytest.importorskip("PIL")
-    pytest.importorskip("matplotlib")
     from PIL import Image, ImageDraw, ImageFont
 
     from confcal.extras.augment._render import font_path
@@ -147,7 +144,7 @@ def response():
 
 
 def test_the_fixture_is_a_textract_response_by_botocore_s_own_model(response):
-    botocore_session = pytest.importorskip("botocore.session")
+    botocore_session = need_module("botocore.session")
     from botocore.validate import ParamValidator
 
     model = botocore_session.get_session().get_service_model("textract")

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from _chat_server import ChatServer, Reply
+from _optional import need_module
 from confcal.exceptions import (
     ModelCallError,
     ModelConnectionError,
@@ -183,6 +184,7 @@ def test_anthropic_failures_are_records_in_a_run(tmp_path):
 # ----------------------------------------------------------------------------- Bedrock
 @pytest.fixture
 def bedrock(monkeypatch) -> BedrockClient:
+    need_module("botocore")
     # botocore needs credentials to exist (the Stubber answers before anything is signed
     # or sent); no instance-metadata lookup, no network
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
@@ -256,6 +258,8 @@ def test_bedrock_answer_without_text_is_a_response_error(bedrock):
 def test_bedrock_an_unreachable_endpoint_is_a_connection_error(monkeypatch):
     import socket
 
+    need_module("botocore")
+
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -276,6 +280,7 @@ def test_bedrock_refuses_logprobs(bedrock):
 def test_botocore_debug_records_hold_no_session_token_or_signature(monkeypatch, caplog):
     # a real signed Converse request to a local endpoint: botocore's DEBUG records quote
     # the request headers and the canonical request, x-amz-security-token included
+    need_module("botocore")
     import botocore.config
     import botocore.session
 

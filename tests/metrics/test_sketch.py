@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import confcal
+from _profiles import examples
 from confcal import CalibrationSketch, UndefinedMetricWarning, ValidationError
 from confcal.testing import calibration_data, weighted_calibration_data
 
@@ -47,7 +48,7 @@ def split_and_merge(correct, confidence, cuts, order, **kw):
     return merged
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=calibration_data(max_size=120, ties="heavy"),
        cuts=st.lists(st.integers(0, 200), max_size=4), order=st.integers(0, 2**32 - 1),
        binning=st.sampled_from(["quantile", "uniform"]), n_bins=st.integers(1, 12))
@@ -69,7 +70,7 @@ def test_split_merge_report_equals_array_report(data, cuts, order, binning, n_bi
     assert got.bins[["bin", "count"]].equals(want.bins[["bin", "count"]])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=weighted_calibration_data(max_size=60, ties="heavy", single_class=False),
        cuts=st.lists(st.integers(0, 100), max_size=3), order=st.integers(0, 2**32 - 1))
 def test_weighted_sketch_equals_weighted_metrics(data, cuts, order):
@@ -98,7 +99,7 @@ def test_weighted_sketch_equals_weighted_metrics(data, cuts, order):
                     1e-12)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=calibration_data(max_size=80))
 def test_bytes_round_trip_is_exact(data):
     correct, confidence = data
@@ -110,7 +111,7 @@ def test_bytes_round_trip_is_exact(data):
         assert again.to_bytes() == blob
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=calibration_data(min_size=2, max_size=200, ties="some", single_class=False),
        resolution=st.sampled_from([0.1, 0.05, 0.01, 0.001]),
        binning=st.sampled_from(["quantile", "uniform"]))
@@ -485,7 +486,7 @@ def assert_same_results(a: CalibrationSketch, b: CalibrationSketch) -> None:
     assert quiet(a.error_bounds).equals(quiet(b.error_bounds))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(sketch=sketches())
 def test_round_trip_is_exact_in_every_result(sketch):
     blob = sketch.to_bytes()
@@ -496,14 +497,14 @@ def test_round_trip_is_exact_in_every_result(sketch):
     assert CalibrationSketch.from_bytes(memoryview(blob)) == sketch
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(sketch=sketches(max_size=6))
 def test_every_bit_flip_of_a_small_blob_is_refused(sketch):
     blob = sketch.to_bytes()  # at most 40 + 6 x 40 + 16 = 296 bytes: all 2368 flips
     assert [bit for bit in range(8 * len(blob)) if not refused(flip(blob, bit))] == []
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(sketch=sketches(max_size=300), data=st.data())
 def test_sampled_bit_flips_of_a_larger_blob_are_refused(sketch, data):
     blob = sketch.to_bytes()
@@ -512,7 +513,7 @@ def test_sampled_bit_flips_of_a_larger_blob_are_refused(sketch, data):
     assert [bit for bit in bits if not refused(flip(blob, bit))] == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(sketch=sketches(), extra=st.binary(min_size=1, max_size=64))
 def test_every_truncation_and_extension_is_refused(sketch, extra):
     blob = sketch.to_bytes()

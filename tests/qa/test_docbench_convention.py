@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _docqa_records import write_lines
+from _profiles import examples
 from confcal.exceptions import ValidationError
 from confcal.qa.docqa import (
     NOTEBOOK_TYPES,
@@ -150,7 +151,7 @@ def test_the_strict_table_of_the_same_verdicts_leaves_the_unread_ones_out(tmp_pa
     assert table.loc[table["group"] == "multimodal", "n"].item() == 2
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(
     st.sampled_from(["0", "5", "48", "49", "100", "140", "200", "228"]),
     st.sampled_from(["text-only", "multimodal-f", "multimodal-t", "multimodal", "meta-data",

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import confcal
 from _chat_server import ChatServer, Reply
 from _docqa_records import llm_records, record
+from _profiles import examples
 from confcal._chat import ChatRequest, ChatResponse
 from confcal.exceptions import ModelCallError, ValidationError
 from confcal.extras.clients import OpenAICompatibleClient
@@ -115,7 +116,7 @@ def test_a_reply_that_is_not_text_or_an_unknown_convention_is_an_error():
         parse_judge_reply("1", convention="paper")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=40))
 def test_the_docbench_reading_agrees_with_the_notebooks_two_tests(reply):
     # the notebook's tests, written out: right by domain when "1" in reply[:20], wrong by
@@ -161,7 +162,7 @@ safe_text = st.text(st.characters(blacklist_characters="{}", blacklist_categorie
                     max_size=30)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(safe_text, safe_text, safe_text, safe_text)
 @example("0", "0", "0", "\r")
 def test_the_fill_equals_the_official_chain_of_replacements(question, answer, ref, text):

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal.qa import _text as qt
 from confcal.qa.docqa import QTYPES, RULES, RuleJudge
 
@@ -317,7 +318,7 @@ def written_numbers(draw):
     return form.format(v=value, d=value / 10, c=value / 100)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(written_numbers(), st.sampled_from(NEUTRAL_QUESTIONS), st.sampled_from(TEMPLATES),
        st.booleans())
 def test_negating_the_only_number_is_never_correct(number, question, template, flip_reference):
@@ -332,7 +333,7 @@ PAIR_TEMPLATES = ["{a} {w1} and {b} {w2}", "{w1} {a} and {w2} {b}",
                   "{w1} of {a} and {w2} of {b}", "{w1}: {a}; {w2}: {b}"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(1, 10**6), st.integers(1, 10**6), st.sampled_from(LABEL_PAIRS),
        st.sampled_from(PAIR_TEMPLATES), st.sampled_from(PAIR_TEMPLATES))
 def test_swapping_the_two_numbers_of_a_pair_is_never_correct(a, b, words, ref_form, ans_form):
@@ -353,7 +354,7 @@ def test_swapping_the_two_numbers_of_a_pair_is_never_correct(a, b, words, ref_fo
 CASE_LIST = load(CASES)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(CASE_LIST), st.sampled_from(["", " ", "\n", "\t ", "  \n"]),
        st.sampled_from(["", " ", "\n"]), st.sampled_from([str.upper, str.lower, str]))
 def test_a_verdict_ignores_surrounding_whitespace_and_the_question_case(case, pad, pad2, case_of):
@@ -367,7 +368,7 @@ CASE_FREE = [c for c in CASE_LIST if not any(
     ch.isupper() for ch in (c["answer"][1:] + c["reference"][1:]))]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.sampled_from(CASE_FREE), st.sampled_from([str.lower, str.capitalize]))
 def test_a_verdict_ignores_case_where_case_carries_nothing(case, case_of):
     # Capitals carry acronyms ("EPA") and scale letters ("5M" is 5 million, "5m" 5 metres):
@@ -378,14 +379,14 @@ def test_a_verdict_ignores_case_where_case_carries_nothing(case, case_of):
     assert again.score == base.score
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(CASE_LIST), st.text(max_size=80))
 def test_any_answer_gets_a_verdict_with_a_known_rule(case, answer):
     v = judge(case["question"], answer, case["reference"], qtype=case["qtype"])
     assert v.rule in RULES and v.score in (0, 1, None)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(1, 999), st.integers(0, 9), st.sampled_from(TEMPLATES))
 def test_a_number_in_another_spelling_is_still_correct(millions, tenth, template):
     # m.t million = m,t00,000 = $m.tM: the same number in three spellings
@@ -409,7 +410,7 @@ def near_misses(draw):
     return int("".join(digits)), int("".join(other))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(near_misses(), st.sampled_from(["{:,}", "{:,} units", "${:,}", "{:,}%"]),
        st.sampled_from(TEMPLATES))
 def test_a_near_miss_number_is_never_correct(pair, form, template):
@@ -419,7 +420,7 @@ def test_a_near_miss_number_is_never_correct(pair, form, template):
     assert v.score != 1, v
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(1, 999), st.integers(1, 999), st.integers(2000, 2030),
        st.integers(1, 5), st.booleans())
 def test_the_amount_of_another_year_is_never_correct(amount, other, year, back, first):

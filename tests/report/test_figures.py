@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 import warnings
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,13 +14,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _optional import program_or_none
 from confcal.datasets import load_demo
 from confcal.metrics import ece
 from confcal.report import _render, compare_runs, plots, write_report
 
 pytest.importorskip("matplotlib")
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = program_or_none("chromium")
 
 
 def _boxes(fig, texts):
@@ -242,7 +242,7 @@ window.addEventListener('load', () => {
 </script>"""
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@pytest.mark.usefixtures("chromium")
 def test_report_is_readable_at_1024_pixels(report, tmp_path):
     from test_report import _chromium  # the suite's one way of running the browser
 

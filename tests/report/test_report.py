@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import confcal
+from _optional import program_or_none
 from confcal.datasets import load_demo
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
 from confcal.report import (
@@ -295,7 +296,7 @@ def test_a_failure_leaves_nothing_half_written(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = program_or_none("chromium")
 # Appended to a copy of the report (the report itself has no script, and its CSP forbids
 # one): after load, records for every image whether the browser decoded it.
 _PROBE = """<script>
@@ -317,7 +318,7 @@ def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess:
                           env={**os.environ, "HOME": str(profile)})
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@pytest.mark.usefixtures("chromium")
 def test_report_renders_in_headless_chromium(written, tmp_path):
     shot = tmp_path / "report.png"
     done = _chromium(f"--screenshot={shot}", "--window-size=1280,2400",

@@ -11,6 +11,7 @@ from dateutil import parser as dateutil_parser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal.exceptions import ValidationError
 from confcal.scoring import _dates, _kernels, _numbers
 from confcal.scoring._kernels import elementwise_similarity, pairwise_similarity
@@ -329,7 +330,7 @@ comparator_choices = st.sampled_from(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(comparator_choices, st.lists(values, max_size=6), st.lists(values, max_size=6))
 def test_pairwise_matches_scalar_calls(comparator, truths, preds):
     expected = [[comparator(t, p) for p in preds] for t in truths]
@@ -338,7 +339,7 @@ def test_pairwise_matches_scalar_calls(comparator, truths, preds):
     np.testing.assert_allclose(got, np.array(expected).reshape(got.shape), rtol=0, atol=1e-12)
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(comparator_choices, st.lists(st.tuples(values, values), max_size=8))
 def test_elementwise_matches_scalar_calls(comparator, pairs):
     truths = [t for t, _ in pairs]
@@ -611,7 +612,7 @@ batch_values = st.one_of(st.none(), st.just(""), st.text(alphabet="abAB ,.1", ma
                          st.integers(-5, 5), st.floats(allow_nan=True, allow_infinity=False))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(batch_values, max_size=7), st.lists(batch_values, max_size=7),
        st.sampled_from([JaroWinklerBatched, PairwiseOnly, ElementwiseOnly]))
 def test_batched_and_pair_by_pair_give_identical_similarities(truths, preds, kind):

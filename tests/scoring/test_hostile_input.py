@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal import brier
 from confcal._files import read_json_object
 from confcal.cli import main
@@ -432,7 +433,7 @@ def _depth_reference(text: str, max_depth: int) -> int | None:
 _PIECES = st.sampled_from(["[", "]", "{", "}", '"', '\\"', "\\\\", "a", "é", " "])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(_PIECES, max_size=40), st.integers(0, 4), st.integers(1, 8))
 def test_the_depth_check_agrees_with_a_character_by_character_reference(
         pieces: list[str], max_depth: int, chunk: int) -> None:
@@ -482,7 +483,7 @@ _BLANKS = st.sampled_from([b"", b" ", b"\t", b"\r", b"  \t"])
 _RECORDS = st.sampled_from([b'{"a": 1}', b' {"b": [2]} ', b'x\r', b"\0\0", b"z" * 9])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.one_of(_BLANKS, _RECORDS), max_size=12), st.booleans(), st.booleans(),
        st.integers(1, 9))
 def test_records_match_a_line_by_line_reference(lines: list[bytes], bom: bool, last_newline: bool,
@@ -579,7 +580,7 @@ _JSON_SCALARS = st.one_of(
     st.floats(allow_nan=False), st.text(max_size=12), st.just([]))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(_JSON_SCALARS, min_size=1, max_size=30))
 def test_value_columns_round_trip_through_arrow(values: list[Any]) -> None:
     import pyarrow as pa
@@ -643,7 +644,7 @@ def test_a_top_k_leaf_counts_its_longest_candidate():
         score_documents(FCC_INVOICE, truth, pred, limits=io.InputLimits(max_pair_chars=7))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.text(max_size=6), max_size=5), st.lists(st.text(max_size=6), max_size=5))
 def test_the_work_is_the_count_of_compared_character_pairs(truths, preds):
     # brute force: every truth item against every predicted item, characters x characters

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal._validation import is_missing
 from confcal.exceptions import ValidationError
 from confcal.scoring.comparators import Date, Number, Text
@@ -169,7 +170,7 @@ leaves = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(items, max_size=6), st.lists(st.one_of(items, leaves), max_size=6),
        st.sampled_from([0.0, 0.3, 0.5, 0.7, 1.0]),
        st.sampled_from([(1.0, 1.0, 1.0), (2.0, 1.0, 0.5)]))
@@ -185,7 +186,7 @@ def test_matching_is_optimal_against_brute_force(truths, preds, match_threshold,
             assert s == pytest.approx(item_similarity(truths[i], preds[j]), abs=1e-12)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.lists(st.floats(0, 1), min_size=6, max_size=6), min_size=1, max_size=6),
        st.integers(0, 6), st.floats(0, 1))
 def test_matching_is_optimal_on_arbitrary_matrices(rows, n, match_threshold):

@@ -915,12 +915,14 @@ def test_batched_and_pair_by_pair_score_identically():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
+    from _profiles import examples
+
     def schema(c):
         return Schema({"A": Field(c, threshold=0.8),
                        "L": Items({"X": Field(c, threshold=0.8), "Y": Field(c, threshold=0.5)},
                                   match_threshold=0.3)})
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=examples(150), deadline=None)
     @given(_hypothesis_docs(),
            st.sampled_from([BatchedJaroWinkler, PairwiseJaroWinkler, ElementwiseJaroWinkler]))
     def check(docs, kind):

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from _optional import missing
 from confcal import ValidationError
 from confcal.scoring import score_documents, score_documents_iter
 from confcal.scoring._stickler import read_number
@@ -386,13 +387,14 @@ def _to_stickler(value: Any) -> Any:
 def _stickler_python() -> str:
     python = os.environ.get("CONFCAL_STICKLER_PYTHON", "/tmp/stickler-venv/bin/python")
     if not Path(python).exists():
-        pytest.skip(f"no stickler-eval python at {python} (set CONFCAL_STICKLER_PYTHON, or "
-                    "create /tmp/stickler-venv with stickler-eval==1.0.0 as .ci/run does)")
+        missing(f"needs stickler-eval: no stickler-eval python at {python} (set "
+                "CONFCAL_STICKLER_PYTHON, or create /tmp/stickler-venv with "
+                "stickler-eval==1.0.0 as .ci/run does)")
     probe = subprocess.run([python, "-c", "import stickler; print(stickler.__version__)"],
                            capture_output=True, text=True, check=False)
     if probe.returncode != 0 or probe.stdout.strip() != "1.0.0":
         found = probe.stdout.strip() or probe.stderr[-200:]
-        pytest.skip(f"{python} has no stickler-eval 1.0.0 ({found})")
+        missing(f"needs stickler-eval 1.0.0 in {python} ({found})")
     return python
 
 

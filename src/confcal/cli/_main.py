@@ -121,6 +121,7 @@ def _entities_path(text: str) -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from ._qa_run import QA_RUN_HELP
     from .._version import __version__
 
     common = argparse.ArgumentParser(add_help=False)
@@ -243,6 +244,9 @@ def _parser() -> argparse.ArgumentParser:
                         instead="-o/--output")
     # DocBench-style QA evaluation lives with confcal.qa.docqa; it brings its own options
     add_qa_parser(commands, parents=[common])
+    # `qa run` is dispatched before this parser is built (it needs the extras and has its
+    # own parser); listed here so that `confcal --help` names every command
+    commands.add_parser("qa run", add_help=False, help=QA_RUN_HELP)
     return parser
 
 

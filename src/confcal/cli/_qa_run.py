@@ -29,7 +29,11 @@ from pathlib import Path
 from .._options import int_at_least, number_in, positive
 from ..exceptions import ConfcalError
 
-__all__ = ["is_qa_run", "qa_run_main"]
+__all__ = ["QA_RUN_HELP", "is_qa_run", "qa_run_main"]
+
+# the one line `confcal --help` and `confcal qa --help` show for this command
+QA_RUN_HELP = ("answer a DocBench folder's questions with a model reading the PDFs "
+               "(needs pip install -e '.[models,pdf]')")
 
 _FLAGS = ("--debug", "--progress")  # the options the confcal command takes before a command
 
@@ -43,7 +47,8 @@ def is_qa_run(argv: Sequence[str]) -> bool:
     (True, False)
     """
     words = [a for a in argv if a not in _FLAGS]
-    return words[:2] == ["qa", "run"]
+    # "qa run" as one word is how `confcal --help` lists it; a shell user may copy it quoted
+    return words[:2] == ["qa", "run"] or words[:1] == ["qa run"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -154,7 +159,8 @@ def qa_run_main(argv: Sequence[str]) -> int:
     2
     """
     rest = list(argv)
-    for word in ("qa", "run"):  # drop the command words, keep --debug/--progress anywhere
+    # drop the command words, keep --debug/--progress anywhere
+    for word in ("qa run",) if "qa run" in rest else ("qa", "run"):
         rest.remove(word)
     try:
         args = _parser().parse_args(rest)

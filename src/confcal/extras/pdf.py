@@ -178,8 +178,8 @@ def pdf_text(path: str | os.PathLike[str]) -> PdfText:
 
     Examples
     --------
-    >>> import tempfile, pytest
-    >>> pymupdf = pytest.importorskip("pymupdf")  # the 'pdf' extra
+    >>> import tempfile
+    >>> import pymupdf  # the 'pdf' extra
     >>> path = Path(tempfile.mkdtemp()) / "report.pdf"
     >>> doc = pymupdf.open()
     >>> for n in (1, 2):

@@ -82,7 +82,11 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
                     "then write accuracy by domain and question type with Wilson "
                     "intervals, judge-vs-human agreement when the records carry human "
                     "verdicts, and calibration when they carry confidences.",
-        epilog="Exit codes: 0 success, 1 data error, 2 usage error. Docs: docs/docqa.md")
+        epilog="Answers not there yet? `confcal qa run DATA --base-url URL --model NAME "
+               "--context-tokens N -o OUT` asks a model each question of a DocBench folder, "
+               "reading the PDFs (`confcal qa run --help`; needs pip install -e "
+               "'.[models,pdf]'). Exit codes: 0 success, 1 data error, 2 usage error. Docs: "
+               "docs/docqa.md")
     source = qa.add_mutually_exclusive_group(required=True)
     source.add_argument("--records", type=Path, metavar="R.jsonl",
                         help="QA records, one JSON object per line (docs/docqa.md)")
