@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
+import types
 
 import confcal
 
@@ -64,8 +67,7 @@ def _public_callables():
                     yield qualified, fn
 
 
-# One vocabulary (docs/api.md): a renamed keyword is gone from the signature and kept, for
-# one release, by confcal._deprecation.renamed_keywords.
+# One vocabulary (docs/api.md): these spellings of its keywords are not used anywhere.
 OLD_NAMES = {"level": "confidence_level", "bootstrap": "n_resamples"}
 
 
@@ -82,34 +84,6 @@ def test_no_public_function_takes_an_old_name():
     assert checked > 100
 
 
-def test_renamed_keywords_still_work_with_a_deprecation_warning():
-    import warnings
-
-    renamed = {name: fn.__renamed_keywords__ for name, fn in _public_callables()
-               if hasattr(fn, "__renamed_keywords__")}
-    assert renamed == {
-        "confcal.threshold_for_accuracy": {"level": "confidence_level"},
-        "confcal.compare_runs": {"bootstrap": "n_resamples"},
-        "confcal.write_report": {"bootstrap": "n_resamples"},
-        "confcal.calibration.calibrators.evaluate_transfer": {"group": "by"},
-        "confcal.calibration.calibrators.cross_validate_calibrator": {"groups": "by"},
-    }
-    for name, renames in renamed.items():
-        for old, new in renames.items():
-            assert OLD_NAMES.get(old, new) == new, name
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = confcal.threshold_for_accuracy([1, 1, 0], [0.9, 0.8, 0.2], target=0.5,
-                                                lower_bound="clopper-pearson", level=0.6)
-    assert [w.category for w in caught] == [DeprecationWarning]
-    assert str(caught[0].message).startswith(
-        "threshold_for_accuracy(level=...) is deprecated; use "
-        "threshold_for_accuracy(confidence_level=...) instead")
-    assert result == confcal.threshold_for_accuracy([1, 1, 0], [0.9, 0.8, 0.2], target=0.5,
-                                                    lower_bound="clopper-pearson",
-                                                    confidence_level=0.6)
-
-
 def test_every_budgets_default_is_the_one_default():
     from confcal.metrics import DEFAULT_BUDGETS
 
@@ -121,7 +95,7 @@ def test_every_budgets_default_is_the_one_default():
             continue
         if "budgets" in params and params["budgets"].default is not inspect.Parameter.empty:
             default = params["budgets"].default
-            if name.endswith("ecarb_curve"):  # a curve over the grid 0.05, ..., 1.0
+            if name.endswith(("ecarb_curve", "ecarb_vs_budget")):  # the grid 0.05, ..., 1.0
                 assert default is None, name
                 continue
             assert default is DEFAULT_BUDGETS, (name, default)
@@ -131,8 +105,8 @@ def test_every_budgets_default_is_the_one_default():
         "confcal.calibration_report", "confcal.compare_runs", "confcal.write_report",
         "confcal.report.runs_table", "confcal.report.compare_runs_sketched",
         "confcal.CalibrationSketch.report", "confcal.CalibrationSketch.error_bounds",
-        "confcal.dask.calibration_report", "confcal.dask.calibration_reports",
-        "confcal.dask.compare_runs", "confcal.qa.docqa.calibration_table"}
+        "confcal.dask.dask_calibration_report", "confcal.dask.dask_calibration_reports",
+        "confcal.dask.dask_compare_runs", "confcal.qa.docqa.calibration_table"}
 
 
 def test_reliability_bins_default_to_the_bins_of_ece():
@@ -177,3 +151,60 @@ def test_py_typed_is_shipped():
     from importlib import resources
 
     assert resources.files("confcal").joinpath("py.typed").is_file()
+
+
+# ------------------------------------------------------------------ one name, one object
+def _public_modules() -> dict[str, types.ModuleType]:
+    """Every module of confcal whose dotted path has no private part."""
+    found = {"confcal": confcal}
+    for info in pkgutil.walk_packages(confcal.__path__, "confcal."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            found[info.name] = importlib.import_module(info.name)
+    return found
+
+
+def test_every_public_module_has_an_all_that_resolves():
+    modules = _public_modules()
+    assert len(modules) > 30
+    for name, module in modules.items():
+        assert isinstance(getattr(module, "__all__", None), (list, tuple)), name
+        assert len(set(module.__all__)) == len(module.__all__), name
+        for public in module.__all__:
+            assert not public.startswith("_"), (name, public)
+            assert hasattr(module, public), (name, public)
+
+
+def test_a_public_name_denotes_one_object_wherever_it_is_exported():
+    holders: dict[str, dict[int, list[str]]] = {}
+    for name, module in _public_modules().items():
+        for public in module.__all__:
+            value = getattr(module, public)
+            holders.setdefault(public, {}).setdefault(id(value), []).append(name)
+    clashes = {public: list(by_object.values()) for public, by_object in holders.items()
+               if len(by_object) > 1}
+    assert clashes == {}
+
+
+def test_each_package_exports_the_public_names_of_its_public_modules():
+    # confcal.extras is the exception: each of its modules is an optional dependency's
+    # boundary, imported by name (importing the package must not import them)
+    modules = _public_modules()
+    for name, module in modules.items():
+        if not hasattr(module, "__path__") or name in ("confcal", "confcal.extras"):
+            continue
+        for child, child_module in modules.items():
+            if child.rpartition(".")[0] == name and not hasattr(child_module, "__path__"):
+                missing = set(child_module.__all__) - set(module.__all__)
+                assert missing == set(), f"{name} does not export {sorted(missing)} of {child}"
+    assert confcal.calibration.TemperatureScaling is confcal.TemperatureScaling
+    assert confcal.metrics.bootstrap_ci is confcal.bootstrap_ci
+    assert confcal.scoring.Schema is confcal.Schema and confcal.qa.RuleJudge is confcal.RuleJudge
+
+
+def test_dir_of_the_package_shows_only_public_names():
+    shown = dir(confcal)
+    assert [n for n in shown if n.startswith("_") and n != "__version__"] == []
+    assert "annotations" not in shown
+    assert set(confcal.__all__) <= set(shown)
+    for name in shown:
+        assert getattr(confcal, name) is not None

@@ -7,22 +7,17 @@ Every import in the package, including those inside functions (the lazy ones), i
 from __future__ import annotations
 
 import ast
-import importlib
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-from confcal._compat import MOVED
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("confcal._version", "confcal._validation", "confcal._counts",
-                    "confcal._files", "confcal._signature", "confcal._compat",
-                    "confcal._deprecation", "confcal._chat", "confcal._markdown",
+                    "confcal._files", "confcal._signature", "confcal._lazy",
+                    "confcal._chat", "confcal._markdown",
                     "confcal._options", "confcal.exceptions")),
     ("metrics", ("confcal.metrics",)),
     ("scoring", ("confcal.scoring",)),
@@ -105,39 +100,6 @@ def test_the_check_catches_an_upward_import(tmp_path):
     assert layer_of("confcal.scoring._scoring") > layer_of("confcal.metrics._metrics")
     assert layer_of("confcal.qa._command") == len(LAYERS) - 1 > layer_of("confcal.qa.docqa")
 
-
-# ------------------------------------------------------------------ moved module paths
-
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_old_module_paths_keep_working_with_a_deprecation_warning(old):
-    # a fresh interpreter, so that the old path has not been imported yet
-    code = (f"import warnings, importlib; warnings.simplefilter('error'); "
-            f"import {MOVED[old]} as new\n"
-            f"try:\n    importlib.import_module({old!r})\nexcept DeprecationWarning as w:\n"
-            f"    print(w)\n"
-            f"warnings.simplefilter('ignore'); old = importlib.import_module({old!r})\n"
-            f"print(old is new, new.__spec__.name)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.splitlines()
-    assert out == [f"{old} has moved to {MOVED[old]}; the old path goes in the next release",
-                   f"True {MOVED[old]}"]
-    assert importlib.import_module(MOVED[old]).__name__ == MOVED[old]
-
-
-def test_old_submodule_attributes_of_the_package_still_resolve():
-    import warnings
-
-    import confcal
-    from confcal.calibration import routing
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert confcal.routing is routing
-    assert [str(w.message) for w in caught] == [
-        ("confcal.routing has moved to confcal.calibration.routing; the old path goes in the "
-         "next release")]
-    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
-        confcal.nothing  # noqa: B018
 
 
 def test_no_private_name_is_imported_from_another_module():

@@ -78,29 +78,24 @@ def test_score_and_report_equal_single_machine(client: Any, corpus: Any) -> None
     np.testing.assert_allclose(got["similarity"], want["similarity"], rtol=0, atol=1e-12)
 
     correct, confidence, _ = local.to_calibration()
-    _assert_reports_equal(cdask.calibration_report(ddf, budgets=BUDGETS, split_every=2),
+    _assert_reports_equal(cdask.dask_calibration_report(ddf, budgets=BUDGETS, split_every=2),
                           confcal.calibration_report(correct, confidence, budgets=BUDGETS))
 
 
 def test_grouped_report_and_table(client: Any, corpus: Any) -> None:
     entities = corpus.score(tiers=["clean", "high"]).entities
     ddf = dd.from_pandas(entities, npartitions=7)
-    reports = cdask.calibration_reports(ddf, by=["model", "tier"], budgets=BUDGETS)
+    reports = cdask.dask_calibration_reports(ddf, by=["model", "tier"], budgets=BUDGETS)
     assert len(reports) == 8
-    # the old grouped form of calibration_report still works, with a DeprecationWarning
-    with pytest.warns(DeprecationWarning, match=r"calibration_report\(by=\.\.\.\) is "
-                                                r"deprecated; use calibration_reports"):
-        old = cdask.calibration_report(ddf, by=["model", "tier"], budgets=BUDGETS)
-    assert list(old) == list(reports)
-    whole = cdask.calibration_reports(ddf, budgets=BUDGETS)
+    whole = cdask.dask_calibration_reports(ddf, budgets=BUDGETS)
     assert list(whole) == [()]  # one type whatever `by` is: () keys the whole table
-    _assert_reports_equal(whole[()], cdask.calibration_report(ddf, budgets=BUDGETS))
+    _assert_reports_equal(whole[()], cdask.dask_calibration_report(ddf, budgets=BUDGETS))
     for (model, tier), rep in reports.items():
         group = entities[(entities["model"] == model) & (entities["tier"] == tier)]
         has = group["confidence"].notna()
         _assert_reports_equal(rep, confcal.calibration_report(
             group["correct"][has], group["confidence"][has], budgets=BUDGETS))
-    got = cdask.compare_runs(ddf, by=["model", "tier"], budgets=BUDGETS)
+    got = cdask.dask_compare_runs(ddf, by=["model", "tier"], budgets=BUDGETS)
     want = compare_runs(entities, by=["model", "tier"], budgets=BUDGETS)
     got = got.sort_values(["model", "tier"], ignore_index=True)
     want = want.sort_values(["model", "tier"], ignore_index=True)
@@ -124,7 +119,7 @@ def test_killed_worker_is_retried_with_the_same_answer(client: Any, corpus: Any)
     ddf = dd.from_pandas(entities, npartitions=24).map_partitions(slow)
     pids = client.run(os.getpid)
     started = time.monotonic()
-    future = client.submit(cdask.calibration_report, ddf, budgets=BUDGETS, pure=False)
+    future = client.submit(cdask.dask_calibration_report, ddf, budgets=BUDGETS, pure=False)
     # wait until work is running on a worker, then kill that worker's process outright
     victim = None
     while victim is None and time.monotonic() - started < 60:
@@ -153,9 +148,9 @@ def test_invalid_inputs(corpus: Any) -> None:
     with pytest.raises(ValidationError, match=r"truths must be a dask Bag .* found list"):
         cdask.score(FCC_INVOICE, [1], preds)
     with pytest.raises(ValidationError, match=r"ddf must be a dask DataFrame"):
-        cdask.calibration_report(pd.DataFrame())
+        cdask.dask_calibration_report(pd.DataFrame())
     with pytest.raises(ValidationError, match=r"split_every must be an integer >= 2; found 1"):
-        cdask.calibration_report(dd.from_pandas(pd.DataFrame(
+        cdask.dask_calibration_report(dd.from_pandas(pd.DataFrame(
             {"correct": [True], "confidence": [0.5]}), npartitions=1), split_every=1)
     bad = db.from_sequence(["not json"], npartitions=1)
     with pytest.raises(ValidationError, match=r"truths lines must be valid JSON"):

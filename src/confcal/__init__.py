@@ -14,12 +14,9 @@ The packages are the layers (docs/architecture.md): ``metrics``, ``scoring``,
 ``calibration``, ``report``, ``qa``, ``cli``; every name above is imported on first use.
 """
 
-from __future__ import annotations
-
 import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from . import _compat
 from ._version import __version__ as __version__
 
 # Lazy submodules (Scientific Python SPEC 1): ``import confcal`` costs numpy and no more;
@@ -72,11 +69,9 @@ _LAZY: dict[str, str] = {
     "judge_records": "confcal.qa.docqa",
     "load_demo": "confcal.datasets",
 }
-# Submodules that were attributes of the package before the layout of docs/architecture.md
-# (``confcal.routing.threshold_for_accuracy``): still reachable, with a DeprecationWarning.
-_MOVED_ATTRIBUTES = {old.rpartition(".")[2]: old for old in _compat.MOVED}
-
-_compat.install()
+# The public subpackages, imported on first use as attributes (``confcal.report``).
+_SUBMODULES = ("calibration", "cli", "dask", "datasets", "exceptions", "extras", "metrics",
+               "qa", "report", "scoring", "testing")
 
 if _TYPE_CHECKING:
     from .calibration.calibrators import (
@@ -125,15 +120,15 @@ def __getattr__(name: str) -> object:
         value = getattr(_importlib.import_module(module), name)
         globals()[name] = value  # later look-ups skip this function
         return value
-    old = _MOVED_ATTRIBUTES.get(name)
-    if old is not None:
-        _compat.warn_moved(old, stacklevel=3)
-        return _importlib.import_module(_compat.MOVED[old])
+    if name in _SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'confcal' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    # the public names and subpackages only: not this module's own helpers, not the
+    # private modules that importing a submodule binds here
+    return sorted({*__all__, *_SUBMODULES, "__version__"})
 
 
 __all__ = [

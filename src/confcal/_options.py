@@ -1,23 +1,21 @@
-"""What every ``confcal`` subcommand's options share: argparse types and deprecated spellings.
+"""What every ``confcal`` subcommand's options share: the argparse types.
 
 The ``confcal`` command, ``confcal qa`` and ``confcal qa run`` parse their options with
-these, so an integer, a share or a budget list is refused with the same words everywhere
-and an old spelling warns the same way (``-o/--output`` for ``--out``, ``--n-bins`` for
-``--bins``). Foundation: the standard library and the boundary checks only.
+these, so an integer, a share or a budget list is refused with the same words everywhere.
+Foundation: the standard library and the boundary checks only.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ._validation import check_budgets
 from .exceptions import ConfcalError
 
-__all__ = ["DeprecatedOption", "budgets", "columns", "int_at_least", "number_in", "positive"]
+__all__ = ["budgets", "columns", "int_at_least", "number_in", "positive"]
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -118,22 +116,3 @@ def budgets(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(
             f"must be comma-separated numbers in (0, 1] such as 0.1,0.3; found {text!r}"
             + (f" ({exc})" if isinstance(exc, ConfcalError) else "")) from None
-
-
-class DeprecatedOption(argparse.Action):
-    """An old option spelling: stores into the new option's ``dest`` and says so on stderr.
-
-    ``parser.add_argument("--bins", dest="n_bins", type=int, action=DeprecatedOption,
-    instead="--n-bins")`` keeps ``--bins`` working for one release, hidden from ``--help``.
-    """
-
-    def __init__(self, option_strings: Sequence[str], dest: str, *, instead: str,
-                 **kwargs: Any) -> None:
-        self.instead = instead
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        print(f"confcal: warning: {option_string} is deprecated and will be removed in the "
-              f"next release; use {self.instead}", file=sys.stderr)
-        setattr(namespace, self.dest, values)

@@ -7,13 +7,13 @@ without it and fails only when a function is called.
 - :func:`score` pairs truth and predicted documents (dask bags of JSON lines or dicts, or
   dask DataFrames) by doc id and scores each partition with
   :func:`confcal.scoring.score_documents`, giving a dask DataFrame entity table.
-- :func:`calibration_reports` builds one :class:`~confcal.metrics.sketch.CalibrationSketch`
+- :func:`dask_calibration_reports` builds one :class:`~confcal.metrics.sketch.CalibrationSketch`
   per partition and group, merges them in a tree reduction, and reports from the merged
   sketches (a dict of reports, keyed by group): the same numbers as
   :func:`confcal.calibration_report` on the collected arrays (AUROC and ECARB exactly, ECE
-  and Brier up to summation order), without collecting rows. :func:`calibration_report`
+  and Brier up to summation order), without collecting rows. :func:`dask_calibration_report`
   is the one report of the whole table.
-- :func:`compare_runs` does the same for the whole :func:`confcal.report.compare_runs`
+- :func:`dask_compare_runs` does the same for the whole :func:`confcal.report.compare_runs`
   table (no bootstrap intervals).
 
 Every step is a pure function of its partition, so a task lost with a worker is recomputed
@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._deprecation import warn_deprecated
 from ._files import read_json_object
 from ._validation import is_missing
 from .exceptions import ValidationError
@@ -40,7 +39,7 @@ from .scoring._scoring import score_documents
 from .scoring._tables import as_written
 from .scoring.schema import Schema
 
-__all__ = ["calibration_report", "calibration_reports", "compare_runs", "score"]
+__all__ = ["dask_calibration_report", "dask_calibration_reports", "dask_compare_runs", "score"]
 
 _SPLIT_EVERY = 8  # partitions merged per task of the tree reduction
 
@@ -271,7 +270,7 @@ def _merge_sketch_dicts(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
     return out
 
 
-def calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
+def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
                         budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                         binning: str = "quantile", split_every: int = _SPLIT_EVERY
                         ) -> dict[tuple[Any, ...], CalibrationReport]:
@@ -308,10 +307,10 @@ def calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
     >>> import dask.dataframe as dd, confcal
     >>> frame = pd.DataFrame({"correct": [True, False, False, True],
     ...                       "confidence": [0.9, 0.8, 0.7, 0.95], "model": list("aabb")})
-    >>> reports = calibration_reports(dd.from_pandas(frame, npartitions=2), by="model")
+    >>> reports = dask_calibration_reports(dd.from_pandas(frame, npartitions=2), by="model")
     >>> list(reports), reports[("b",)].n
     ([('a',), ('b',)], 2)
-    >>> list(calibration_reports(dd.from_pandas(frame, npartitions=2)))
+    >>> list(dask_calibration_reports(dd.from_pandas(frame, npartitions=2)))
     [()]
     """
     _check_ddf(ddf)
@@ -325,40 +324,21 @@ def calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
             for key, s in sketches.items()}
 
 
-@overload
-def calibration_report(ddf: Any, *, by: None = None,
-                       budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
-                       binning: str = "quantile", split_every: int = _SPLIT_EVERY
-                       ) -> CalibrationReport: ...
-
-
-@overload
-def calibration_report(ddf: Any, *, by: str | Sequence[str],
-                       budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
-                       binning: str = "quantile", split_every: int = _SPLIT_EVERY
-                       ) -> dict[tuple[Any, ...], CalibrationReport]: ...
-
-
-def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
-                       budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
-                       binning: str = "quantile", split_every: int = _SPLIT_EVERY
-                       ) -> CalibrationReport | dict[tuple[Any, ...], CalibrationReport]:
+def dask_calibration_report(ddf: Any, *, budgets: Sequence[float] = DEFAULT_BUDGETS,
+                            n_bins: int = 5, binning: str = "quantile",
+                            split_every: int = _SPLIT_EVERY) -> CalibrationReport:
     """:func:`confcal.calibration_report` of a whole dask entity table, from merged sketches.
 
     The same numbers as :func:`confcal.calibration_report` on the collected arrays (AUROC
     and ECARB exactly, ECE and Brier up to summation order), computed as
-    :func:`calibration_reports` does, for one group: the whole table.
+    :func:`dask_calibration_reports` does, for one group: the whole table.
 
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame
         With columns ``correct`` and ``confidence`` (NaN: no confidence, left out).
-    by : deprecated
-        Grouping moved to :func:`calibration_reports`, which always returns a dict.
-        ``calibration_report(ddf, by=...)`` still returns that dict for one release, with
-        a :class:`DeprecationWarning`.
     budgets, n_bins, binning, split_every
-        As in :func:`calibration_reports`.
+        As in :func:`dask_calibration_reports`.
 
     Returns
     -------
@@ -369,17 +349,11 @@ def calibration_report(ddf: Any, *, by: str | Sequence[str] | None = None,
     >>> import dask.dataframe as dd, confcal
     >>> frame = pd.DataFrame({"correct": [True, False, True, True], "confidence": [0.9, 0.8, 0.7,
     ...                                                                            0.95]})
-    >>> rep = calibration_report(dd.from_pandas(frame, npartitions=2), budgets=(0.5,))
+    >>> rep = dask_calibration_report(dd.from_pandas(frame, npartitions=2), budgets=(0.5,))
     >>> rep.auroc == confcal.calibration_report(frame["correct"], frame["confidence"]).auroc
     True
     """
-    if by is not None:
-        warn_deprecated("calibration_report(by=...)",
-                        "use calibration_reports(ddf, by=...) instead, which always returns "
-                        "a dict of reports")
-        return calibration_reports(ddf, by=by, budgets=budgets, n_bins=n_bins,
-                                   binning=binning, split_every=split_every)
-    return calibration_reports(ddf, budgets=budgets, n_bins=n_bins, binning=binning,
+    return dask_calibration_reports(ddf, budgets=budgets, n_bins=n_bins, binning=binning,
                                split_every=split_every)[()]
 
 
@@ -388,7 +362,7 @@ def _merge_summary_dicts(parts: list[dict[tuple[Any, ...], RunSummary]]
     return merge_summaries(*parts)
 
 
-def compare_runs(ddf: Any, *, by: str | Sequence[str] | None = None,
+def dask_compare_runs(ddf: Any, *, by: str | Sequence[str] | None = None,
                  budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                  binning: str = "quantile", split_every: int = _SPLIT_EVERY) -> pd.DataFrame:
     """:func:`confcal.report.compare_runs` (without intervals) of a dask entity table.
@@ -403,7 +377,7 @@ def compare_runs(ddf: Any, *, by: str | Sequence[str] | None = None,
     >>> import dask.dataframe as dd
     >>> from confcal.datasets import load_demo
     >>> entities = load_demo().score(tiers=["high"], models=["sim-logprob"]).entities
-    >>> table = compare_runs(dd.from_pandas(entities, npartitions=3), by="model")
+    >>> table = dask_compare_runs(dd.from_pandas(entities, npartitions=3), by="model")
     >>> table[["model", "n_documents", "auroc"]].round(3)
              model  n_documents  auroc
     0  sim-logprob           75  0.855

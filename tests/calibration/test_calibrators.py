@@ -404,17 +404,6 @@ def test_evaluate_transfer_hand_worked():
     assert (noisy_to_clean.n_fit, noisy_to_clean.n_eval) == (5, 4)
 
 
-def test_group_and_groups_are_deprecated_names_of_by():
-    with pytest.warns(DeprecationWarning, match=r"evaluate_transfer\(group=\.\.\.\) is "
-                                                r"deprecated; use evaluate_transfer\(by="):
-        old = evaluate_transfer(_tiers(), group="tier")
-    pd.testing.assert_frame_equal(old, evaluate_transfer(_tiers(), by="tier"))
-    with pytest.warns(DeprecationWarning, match=r"cross_validate_calibrator\(groups=\.\.\.\)"):
-        old = cross_validate_calibrator(_tiers(), groups="doc_id", folds=2)
-    pd.testing.assert_frame_equal(old, cross_validate_calibrator(_tiers(), by="doc_id",
-                                                                 folds=2))
-
-
 def test_evaluate_transfer_accepts_names_classes_and_callables():
     table = _tiers()
     by_name = evaluate_transfer(table, calibrator="isotonic")

@@ -55,18 +55,6 @@ def test_results_are_frozen_dataclasses_that_unpack():
     assert (review, left) == (budget.budget, budget.errors_left)
 
 
-def test_level_is_a_deprecated_name_of_confidence_level():
-    kw = {"target": 0.97, "lower_bound": "clopper-pearson"}
-    correct, confidence = [1] * 100, [0.9] * 100
-    with pytest.warns(DeprecationWarning, match=r"threshold_for_accuracy\(level=\.\.\.\) is "
-                                                r"deprecated; use threshold_for_accuracy\("
-                                                r"confidence_level=\.\.\.\) instead"):
-        old = threshold_for_accuracy(correct, confidence, level=0.9, **kw)
-    assert old == threshold_for_accuracy(correct, confidence, confidence_level=0.9, **kw)
-    with pytest.raises(TypeError, match="got both level= .* and confidence_level="):
-        threshold_for_accuracy(correct, confidence, level=0.9, confidence_level=0.9, **kw)
-
-
 def test_threshold_accepts_whole_runs_of_equal_confidence():
     # three predictions tie at 0.9 (2 right) above one right at 0.5. No threshold can take
     # "the two right ones at 0.9": >= 0.9 takes all three (2/3 = 0.667), >= 0.5 takes all

@@ -60,28 +60,6 @@ def test_every_subcommand_takes_o_and_output(argv):
     assert Path(written).name in ("X", "X.csv")
 
 
-@pytest.mark.parametrize(("old", "new", "dest", "value"), [
-    (["--out", "X"], ["-o", "X"], "output", Path("X")),
-    (["--bins", "7"], ["--n-bins", "7"], "n_bins", 7),
-    (["--bootstrap", "9"], ["--n-resamples", "9"], "n_resamples", 9),
-])
-def test_old_spellings_still_work_with_a_deprecation_warning(old, new, dest, value, capsys):
-    current = _main._parser().parse_args(["demo", *new])
-    assert "deprecated" not in _stderr(capsys)
-    deprecated = _main._parser().parse_args(["demo", *old])
-    err = _stderr(capsys)
-    assert getattr(deprecated, dest) == getattr(current, dest) == value
-    assert f"confcal: warning: {old[0]} is deprecated" in err and new[0] in err
-
-
-def test_report_needs_an_output_and_the_deprecated_out_gives_it(table, tmp_path, capsys):
-    assert main(["report", str(table)]) == 2
-    assert "the following arguments are required: -o/--output" in _stderr(capsys)
-    out = tmp_path / "rep"
-    assert main(["report", str(table), "--n-resamples", "0", "--out", str(out)]) == 0
-    assert (out / "report.md").is_file()
-
-
 def test_cli_names_match_the_library_keywords():
     import inspect
 
@@ -315,3 +293,14 @@ def test_a_killed_score_leaves_a_temporary_file_the_next_score_removes(tmp_path)
                           env=env)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet", "p.jsonl", "t.jsonl"]
+
+
+@pytest.mark.parametrize("argv", [["demo", "--out", "X"], ["demo", "--bins", "7"],
+                                  ["demo", "--bootstrap", "9"], ["report", "e.csv", "--out", "r"],
+                                  ["qa", "--demo", "--out", "x"], ["qa", "--demo", "--bins", "7"],
+                                  ["demo", "--n-res", "9"]])
+def test_old_spellings_and_abbreviations_are_usage_errors(argv, capsys):
+    # one spelling per option: no old name, and no prefix that a later option could make
+    # ambiguous (argparse's allow_abbrev is off)
+    assert main(argv) == 2
+    assert "unrecognized arguments" in _stderr(capsys)

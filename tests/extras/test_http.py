@@ -1,7 +1,7 @@
 """The one transport (confcal.extras._http) against real servers on 127.0.0.1.
 
 Every rule is checked through the clients that use it (OpenAICompatibleClient,
-AnthropicClient and the deprecated ChatCompletionsClient) where it matters that all three
+AnthropicClient) where it matters that both
 behave alike: redirects are never followed and the credential never reaches another
 origin, the key never appears in a message, a repr or a log record whatever the server
 echoes, unreadable bodies are the error family's members. Waits between retries are
@@ -20,7 +20,6 @@ import ssl
 import subprocess
 import threading
 import time
-import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -41,7 +40,6 @@ from confcal.exceptions import (
 )
 from confcal.extras import _http
 from confcal.extras.clients import AnthropicClient, ChatRequest, OpenAICompatibleClient
-from confcal.extras.models import ChatCompletionsClient
 
 # "/" and "+" so that JSON's "\/" and percent-encoding change how it is written
 KEY = "sk-test/0123456789+abcdefXYZ-secret"
@@ -83,22 +81,12 @@ def _anthropic(url: str, **kw: Any) -> AnthropicClient:
                            base_url=url.removesuffix("/v1"), **{"backoff": 0.01, **kw})
 
 
-def _legacy(url: str, **kw: Any) -> ChatCompletionsClient:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return ChatCompletionsClient(url, "m", api_key_env="CONFCAL_TEST_KEY",
-                                     **{"backoff": 0.01, "sleep": lambda s: None, **kw})
-
-
 def _ask(client: Any) -> str:
-    if isinstance(client, ChatCompletionsClient):
-        return client.complete([{"role": "user", "content": "2+2?"}])
     return client.complete(REQUEST).text
 
 
 CLIENTS = [pytest.param(_openai, Reply("1"), id="openai-compatible"),
-           pytest.param(_anthropic, anthropic_message(), id="anthropic"),
-           pytest.param(_legacy, Reply("1"), id="chat-completions-deprecated")]
+           pytest.param(_anthropic, anthropic_message(), id="anthropic")]
 
 
 def no_trace_of_the_key(*texts: str) -> None:
@@ -181,9 +169,8 @@ def test_an_echoed_key_never_reaches_a_message_or_a_log(make, good, form, waits,
         assert "[redacted]" in str(info.value)
     no_trace_of_the_key(str(info.value), repr(info.value), repr(client), str(vars(client)),
                         caplog.text, *(r.getMessage() for r in caplog.records))
-    if not isinstance(client, ChatCompletionsClient):
-        assert {r.name for r in caplog.records} == {"confcal.extras"}
-        assert len(caplog.records) == 2  # two retries, logged once each
+    assert {r.name for r in caplog.records} == {"confcal.extras"}
+    assert len(caplog.records) == 2  # two retries, logged once each
 
 
 @pytest.mark.parametrize("form", ["plain", "json-u-escaped", "percent", "first-20"])
@@ -363,7 +350,7 @@ def test_extra_header_values_are_redacted_like_the_key(waits):
     ("https://api.example/v1#sk-in-a-fragment-99", "sk-in-a-fragment", "https://api.example"),
     ("https://api.example:sk-port-secret/v1", "sk-port-secret", "numeric port"),
 ])
-@pytest.mark.parametrize("make", [_openai, _anthropic, _legacy])
+@pytest.mark.parametrize("make", [_openai, _anthropic])
 def test_a_base_url_with_credentials_is_refused_without_quoting_them(make, url, hidden, shown):
     with pytest.raises(ValidationError) as info:
         make(url)
@@ -376,7 +363,7 @@ def test_a_base_url_with_credentials_is_refused_without_quoting_them(make, url, 
     ("http://127.0.0.1:9/v1\x00", "'\\x00' at character 21"),
     ("http://127.0.0.1:9/v1/\u00e9", "'\u00e9' at character 22"),
 ])
-@pytest.mark.parametrize("make", [_openai, _anthropic, _legacy])
+@pytest.mark.parametrize("make", [_openai, _anthropic])
 def test_a_base_url_http_client_cannot_send_is_refused_when_made(make, url, found):
     # before: retried as a connection error, or a UnicodeEncodeError out of complete()
     with pytest.raises(ValidationError, match="must be an ASCII URL without spaces or "
@@ -432,14 +419,6 @@ def test_backoff_doubles_with_bounded_jitter_and_retries_are_bounded(waits):
         assert base <= wait <= base * 1.1
 
 
-def test_the_deprecated_client_waits_the_documented_schedule_exactly():
-    sleeps: list[float] = []
-    with ChatServer([Reply(status=503)] * 3 + [Reply("1")]) as server:
-        client = _legacy(server.url, backoff=0.5, max_wait=1.5, sleep=sleeps.append)
-        assert client.complete([{"role": "user", "content": "?"}]) == "1"
-    assert sleeps == [0.5, 1.0, 1.5]
-
-
 def test_a_refused_connection_is_retried_then_a_connection_error(waits):
     with socket.socket() as s:  # a port that was free a moment ago: nobody listens
         s.bind(("127.0.0.1", 0))
@@ -483,14 +462,7 @@ def test_an_unreadable_200_is_a_response_error_never_a_crash(make, good, body, m
 def test_a_body_beyond_max_response_bytes_is_not_read(make, good):
     with ChatServer([Reply("x" * 5000)]) as server, pytest.raises(
             ModelResponseError, match="larger than max_response_bytes=1000; not read"):
-        if make is _legacy:
-            client = make(server.url)
-            object.__setattr__(client, "_transport", _http.Transport(
-                server.url, timeout=5, max_retries=0, backoff=0, max_wait=0,
-                max_response_bytes=1000))
-            _ask(client)
-        else:
-            _ask(make(server.url, max_response_bytes=1000))
+        _ask(make(server.url, max_response_bytes=1000))
 
 
 def test_a_body_without_content_length_is_capped_while_reading():

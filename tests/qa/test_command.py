@@ -86,14 +86,6 @@ def test_cli_usage_errors_exit_2(argv, message, capsys, tmp_path):
     assert message in capsys.readouterr().err
 
 
-def test_old_spellings_still_work_and_say_so(capsys):
-    args = qa_parser().parse_args(["qa", "--demo", "--bins", "7", "--out", "x"])
-    assert (args.n_bins, str(args.out)) == (7, "x")
-    err = capsys.readouterr().err
-    assert "--bins is deprecated and will be removed in the next release; use --n-bins" in err
-    assert "--out is deprecated and will be removed in the next release; use -o/--output" in err
-
-
 @pytest.mark.parametrize("argv", [["--demo", "--records", "r.jsonl"], [], ["--demo",
                                                                           "--judge", "x"],
                                   ["--demo", "--by", "a,,b"], ["--demo", "--n-bins", "0"]])

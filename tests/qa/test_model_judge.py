@@ -8,7 +8,6 @@ through the project's real client, confcal.extras.clients.OpenAICompatibleClient
 from __future__ import annotations
 
 import json
-import warnings
 
 import pytest
 from hypothesis import example, given, settings
@@ -327,29 +326,6 @@ def test_another_prompt_or_model_is_never_served_from_the_cache(tmp_path):
 
 
 # ------------------------------------------------------------ the old chat protocol
-def test_an_old_style_chat_model_still_works_with_a_deprecation_warning(tmp_path):
-    class OldStyle:
-        def __init__(self):
-            self.seen = []
-
-        def complete(self, messages):
-            self.seen.append(messages)
-            return "1"
-
-    old = OldStyle()
-    with pytest.warns(DeprecationWarning, match=r"LLMJudge\(client\) with a complete\(messages"
-                                                r"\) -> str client is deprecated; pass a "
-                                                "ChatClient"):
-        judge = LLMJudge(old, cache_dir=tmp_path / "c")
-    assert judge.judge("Q?", "A", "R").score == 1
-    assert old.seen[0][0]["role"] == "system" and old.seen[0][1]["role"] == "user"
-    assert "Question: Q?" in old.seen[0][1]["content"]
-    assert judge.judge("Q?", "A", "R").score == 1 and len(old.seen) == 1  # from the cache
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        LLMJudge(Scripted())  # a ChatClient: no warning
-    with pytest.raises(ValidationError, match="client must have a complete"):
-        LLMJudge(object())
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -411,15 +387,3 @@ def test_the_judge_is_exported_at_the_top_level():
         "asked": 0, "cached": 0, "failed": 0, "not_asked": 0}
 
 
-def test_the_deprecated_chat_completions_client_still_judges(local_http):
-    # the old client (complete(messages) -> str) through the old-protocol path
-    from confcal.extras.models import ChatCompletionsClient
-
-    with ChatServer([Reply("Correctness: 1")]) as server:
-        with pytest.warns(DeprecationWarning) as caught:
-            old = ChatCompletionsClient(server.url, "m", api_key_env="CONFCAL_TEST_KEY")
-            judge = LLMJudge(old)
-        verdict = judge.judge("Q?", "A", "R")
-    assert any("LLMJudge(client) with a complete(messages)" in str(w.message) for w in caught)
-    assert (verdict.score, verdict.rule) == (1, "llm")
-    assert "Question: Q?" in server.user_messages()[0]

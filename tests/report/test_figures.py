@@ -54,10 +54,10 @@ def test_every_ecarb_curve_stays_inside_the_axes(demo_entities):
         has = group["confidence"].notna()
         correct = group.loc[has, "correct"].to_numpy(bool)
         conf = group.loc[has, "confidence"].to_numpy(float)
-        fig = plots.ecarb_curve(correct, conf, label=str(tier), show_ceiling=False,
+        fig = plots.ecarb_vs_budget(correct, conf, label=str(tier), show_ceiling=False,
                                 ax=None if fig is None else fig.axes[0])
         highest = max(highest, float(np.nanmax(
-            plots._ecarb_curve(correct, conf)["ecarb"].to_numpy(float))))
+            plots.ecarb_curve(correct, conf)["ecarb"].to_numpy(float))))
     ax = fig.axes[0]
     low, high = ax.get_ylim()
     assert highest > 2.1  # the mild curve's first point (2.158 in the issue)

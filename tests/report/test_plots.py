@@ -77,13 +77,13 @@ def test_reliability_diagram_validates_like_the_metrics():
 
 def test_ecarb_curve_plots_the_metric_and_overlays():
     correct, confidence = _data()
-    fig = plots.ecarb_curve(correct, confidence, label="A")
+    fig = plots.ecarb_vs_budget(correct, confidence, label="A")
     expected = confcal.ecarb_curve(correct, confidence)
     lines = {line.get_label(): line for line in fig.axes[0].lines}
     assert list(lines["A"].get_xdata()) == pytest.approx(list(expected["budget"] * 100))
     assert list(lines["A"].get_ydata()) == pytest.approx(list(expected["ecarb"]))
     assert list(lines["ceiling: A"].get_ydata()) == pytest.approx(list(expected["ceiling"]))
-    plots.ecarb_curve(correct, confidence[::-1], label="B", ax=fig.axes[0], show_ceiling=False)
+    plots.ecarb_vs_budget(correct, confidence[::-1], label="B", ax=fig.axes[0], show_ceiling=False)
     labels = [line.get_label() for line in fig.axes[0].lines]
     assert labels.count("random review") == 1  # drawn once per axes
     assert "B" in labels and "ceiling: B" not in labels
@@ -91,7 +91,7 @@ def test_ecarb_curve_plots_the_metric_and_overlays():
 
 def test_ecarb_curve_without_errors_warns_like_the_metric():
     with pytest.warns(UndefinedMetricWarning, match="no errors"):
-        fig = plots.ecarb_curve([1, 1, 1], [0.2, 0.5, 0.9])
+        fig = plots.ecarb_vs_budget([1, 1, 1], [0.2, 0.5, 0.9])
     assert np.isnan(fig.axes[0].lines[1].get_ydata()).all()
 
 

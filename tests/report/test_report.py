@@ -121,15 +121,6 @@ def test_bootstrap_intervals_resample_documents():
                                                                       "confidence_source"]
 
 
-@pytest.mark.filterwarnings("ignore::confcal.report.SmallSampleWarning")
-def test_bootstrap_is_a_deprecated_name_of_n_resamples(tmp_path):
-    with pytest.warns(DeprecationWarning, match=r"compare_runs\(bootstrap=\.\.\.\) is "
-                                                r"deprecated; use compare_runs\(n_resamples"):
-        old = compare_runs(_toy(), bootstrap=20)
-    pd.testing.assert_frame_equal(old, compare_runs(_toy(), n_resamples=20))
-    assert old.attrs["n_resamples"] == 20
-
-
 def test_woa_f1_resamples_equal_copying_the_drawn_documents():
     frame = pd.concat([_toy(), _toy().assign(doc_id=lambda f: f["doc_id"] + "x",
                                               similarity=lambda f: f["similarity"] * 0.5)])

@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 from _profiles import examples
 from confcal.exceptions import ValidationError
 from confcal.scoring import _dates, _kernels, _numbers
-from confcal.scoring._kernels import elementwise_similarity, pairwise_similarity
+from confcal.scoring._kernels import (
+    elementwise_similarity,
+    kernel,
+    kernel_pairwise,
+    missing_mask,
+)
 from confcal.scoring.comparators import (
     BatchedComparator,
     Date,
@@ -27,6 +32,12 @@ from confcal.scoring.comparators import (
 )
 
 # ------------------------------------------------------------------ numbers
+
+
+def pairwise_similarity(comparator, truths, predictions, *, fields=()):
+    """``(m, n)`` similarities from any comparator, as matching asks for them."""
+    return kernel_pairwise(kernel(comparator, fields), truths, predictions,
+                           missing_mask(truths), missing_mask(predictions))
 
 
 def test_number_currency_and_thousands_equal_plain_float():

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._deprecation import renamed_keywords
 from .._validation import (
     check_confidence,
     check_consistent_length,
@@ -97,7 +96,6 @@ def _predict(cal: Any, c: np.ndarray) -> np.ndarray:
     return out
 
 
-@renamed_keywords(group="by")
 def evaluate_transfer(entities: pd.DataFrame, *, by: str = "tier",
                       calibrator: str | Callable[..., Any] = "temperature", n_bins: int = 5,
                       binning: str = "quantile") -> pd.DataFrame:
@@ -196,7 +194,6 @@ def group_folds(n_groups: int, folds: int, seed: int | None) -> np.ndarray:
     return fold_of_group
 
 
-@renamed_keywords(groups="by")
 def cross_validate_calibrator(entities: pd.DataFrame, *, by: str = "doc_id",
                               folds: int = 5, calibrator: str | Callable[..., Any] = "temperature",
                               n_bins: int = 5, binning: str = "quantile",

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._counts import share_count
-from .._deprecation import renamed_keywords
 from .._validation import (
     check_calibration_data,
     check_option,
@@ -141,7 +140,6 @@ def _clopper_pearson_lower(k: np.ndarray, m: np.ndarray, level: float) -> np.nda
     return out
 
 
-@renamed_keywords(level="confidence_level")
 def threshold_for_accuracy(correct: ArrayLike, confidence: ArrayLike, *, target: float = 0.98,
                            lower_bound: str | None = None,
                            confidence_level: float | None = None) -> ThresholdResult:

@@ -25,7 +25,6 @@ command. See docs/cli.md.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 import traceback
@@ -34,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._options import DeprecatedOption, budgets, columns, int_at_least
+from .._options import budgets, columns, int_at_least
 from ..exceptions import ConfcalError, ValidationError
 from ..qa._command import add_qa_parser, run_qa
 
@@ -121,8 +120,8 @@ def _entities_path(text: str) -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ._qa_run import QA_RUN_HELP
     from .._version import __version__
+    from ._qa_run import QA_RUN_HELP
 
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: given before or after the subcommand, neither default overwrites the other
@@ -131,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--progress", action="store_true", default=argparse.SUPPRESS,
                         help="show a progress bar on stderr even when it is not a terminal")
     parser = argparse.ArgumentParser(
+        allow_abbrev=False,
         prog="confcal", parents=[common],
         description="Can you trust the confidence? Score document extractions against "
                     "ground truth and compare how well each run's confidence separates "
@@ -149,27 +149,22 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--n-bins", type=int_at_least(1), default=5, metavar="M",
                        help="equal-mass bins of the table's ECE (default 5, the paper's); "
                             "the reliability diagrams draw 10 uniform bins and name both ECEs")
-        p.add_argument("--bins", type=int_at_least(1), dest="n_bins", action=DeprecatedOption,
-                       instead="--n-bins")
         p.add_argument("--min-count", type=int_at_least(0), default=30, metavar="C",
                        help="reliability bins with fewer predictions are not drawn "
                             "(default 30)")
         p.add_argument("--n-resamples", type=int_at_least(0), default=bootstrap,
                        metavar="N", help=f"bootstrap resamples of documents for the "
                                          f"intervals, 0 for none (default {bootstrap})")
-        p.add_argument("--bootstrap", type=int_at_least(0), dest="n_resamples",
-                       action=DeprecatedOption, instead="--n-resamples")
         p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
     demo = commands.add_parser(
-        "demo", parents=[common], help="score the bundled synthetic corpus and write the report",
+        "demo", allow_abbrev=False, parents=[common],
+        help="score the bundled synthetic corpus and write the report",
         description="Score the four simulated extractors of the bundled synthetic corpus at "
                     "every degradation tier, print the comparison table and write the full "
                     "report.")
     demo.add_argument("-o", "--output", type=Path, default=Path("confcal-report"),
                       metavar="DIR", help="report folder (default ./confcal-report)")
-    demo.add_argument("--out", type=Path, dest="output", action=DeprecatedOption,
-                      instead="-o/--output")
     demo.add_argument("--corpus", choices=("synthetic", "ocr"), default="synthetic",
                       help="synthetic (default): the four simulated extractors; ocr: "
                            "Tesseract on pages degraded by the 20 pipelines, with the "
@@ -177,7 +172,8 @@ def _parser() -> argparse.ArgumentParser:
     report_options(demo, bootstrap=200)
 
     score = commands.add_parser(
-        "score", parents=[common], help="score predicted documents into an entity table",
+        "score", allow_abbrev=False, parents=[common],
+        help="score predicted documents into an entity table",
         description="Score predicted documents against ground truth and write the entity "
                     "table (one row per scored leaf). T and P are JSONL files, one "
                     '{"doc_id": ..., "document": {...}} per line (.gz allowed), or folders '
@@ -222,7 +218,8 @@ def _parser() -> argparse.ArgumentParser:
                                           "1e11, a few seconds)")
 
     report = commands.add_parser(
-        "report", parents=[common], help="compare runs from entity tables and write the report",
+        "report", allow_abbrev=False, parents=[common],
+        help="compare runs from entity tables and write the report",
         description="Compare runs from one or more entity tables (from confcal score): the "
                     "metrics table with bootstrap intervals, reliability diagrams, AUROC vs. "
                     "WOA, ECARB vs. budget, in report.html, report.md, metrics.csv and PNGs.")
@@ -240,8 +237,6 @@ def _parser() -> argparse.ArgumentParser:
     # not required=True: the deprecated --out gives it too (checked in main)
     report.add_argument("-o", "--output", type=Path, default=None, metavar="DIR",
                         help="report folder (required)")
-    report.add_argument("--out", type=Path, dest="output", action=DeprecatedOption,
-                        instead="-o/--output")
     # DocBench-style QA evaluation lives with confcal.qa.docqa; it brings its own options
     add_qa_parser(commands, parents=[common])
     # `qa run` is dispatched before this parser is built (it needs the extras and has its
@@ -412,15 +407,6 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
             print(f"note: {c[key]:,} {text}")
     print(f"wrote {path}")
     return 0
-
-
-def _fmt(result: Any, name: str) -> str:
-    from ..exceptions import UndefinedMetricWarning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        value = getattr(result, name)
-    return "n/a" if math.isnan(value) else f"{value:.3f}"
 
 
 def _print_table(runs: Any) -> None:

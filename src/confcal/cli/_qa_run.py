@@ -53,6 +53,7 @@ def is_qa_run(argv: Sequence[str]) -> bool:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
+        allow_abbrev=False,
         prog="confcal qa run",
         description="Answer every question of a DocBench folder (per document a PDF and "
                     "<n>_qa.jsonl) with a model behind an OpenAI-compatible endpoint, "

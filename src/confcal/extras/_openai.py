@@ -1,7 +1,7 @@
 """Reading OpenAI chat-completions answers: the reply text, token log-probabilities, usage.
 
-Shared by :class:`confcal.extras.clients.OpenAICompatibleClient` and the deprecated
-:class:`confcal.extras.models.ChatCompletionsClient`, so both read an answer one way.
+Kept apart from :class:`confcal.extras.clients.OpenAICompatibleClient`, which reads every
+answer with it, so that the reading can be tested on its own.
 """
 
 from __future__ import annotations

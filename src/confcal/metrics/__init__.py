@@ -8,6 +8,7 @@ sort lives in the private ``_ranking`` module. Nothing here imports the scorer, 
 report, the command line or an extra (docs/architecture.md).
 """
 
+from . import bootstrap, sketch  # noqa: I001  (the modules, for their __all__)
 from ._metrics import (
     BINNINGS,
     DEFAULT_BUDGETS,
@@ -24,8 +25,12 @@ from ._metrics import (
     reliability_bins,
     review_count,
 )
+from .bootstrap import *  # noqa: F403
+from .sketch import *  # noqa: F403
 
 __all__ = [
+    *bootstrap.__all__,
+    *sketch.__all__,
     "BINNINGS",
     "DEFAULT_BUDGETS",
     "TIES",

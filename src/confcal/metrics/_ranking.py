@@ -234,14 +234,6 @@ class Ranking:
         w = self.weights
         return float(self.n_neg) if w is None else float(w.cum_neg[-1])
 
-    def pos_weight_before(self, p: int) -> float:
-        k = int(self.pos_before(p))
-        return float(k) if self.weights is None else float(self.weights.cum_pos[k])
-
-    def neg_weight_before(self, p: int) -> float:
-        k = p - int(self.pos_before(p))
-        return float(k) if self.weights is None else float(self.weights.cum_neg[k])
-
     def weight_before(self, p: int) -> float:
         if self.weights is None:
             return float(p)

@@ -4,3 +4,8 @@
 judges, accuracy tables, calibration on answers); ``confcal qa`` is its command. Reads the
 metrics and scoring layers (docs/architecture.md).
 """
+
+from . import docqa
+from .docqa import *  # noqa: F403
+
+__all__ = [*docqa.__all__]

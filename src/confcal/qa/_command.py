@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._options import DeprecatedOption, budgets, columns, int_at_least, positive
+from .._options import budgets, columns, int_at_least, positive
 from ..exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
 
 __all__ = ["add_qa_parser", "run_qa"]
@@ -76,7 +76,7 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
     (PosixPath('r.jsonl'), 'rule', ('domain',), PosixPath('out'))
     """
     qa = subparsers.add_parser(
-        "qa", parents=list(parents),
+        "qa", allow_abbrev=False, parents=list(parents),
         help="judge document question-answering answers (DocBench style)",
         description="Judge each answer against its reference (rule judge or a model judge), "
                     "then write accuracy by domain and question type with Wilson "
@@ -144,12 +144,8 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
                          "the library's DEFAULT_BUDGETS)")
     qa.add_argument("--n-bins", type=int_at_least(1), default=5, metavar="M",
                     help="equal-mass ECE bins (default 5)")
-    qa.add_argument("--bins", type=int_at_least(1), dest="n_bins", action=DeprecatedOption,
-                    instead="--n-bins")
     qa.add_argument("-o", "--output", dest="out", type=Path, metavar="DIR",
                     help=f"output folder (required, except with --demo: ./{DEMO_OUT})")
-    qa.add_argument("--out", type=Path, dest="out", action=DeprecatedOption,
-                    instead="-o/--output")
     return qa
 
 

@@ -2,7 +2,7 @@
 
 Private module of :mod:`confcal.qa.docqa`, which re-exports its public names:
 :data:`JUDGE_PROMPT`, :func:`check_template`, :func:`parse_judge_reply`, :class:`LLMJudge`,
-:class:`CascadeJudge`, :func:`load_docbench_verdicts` and the deprecated :class:`ChatModel`.
+:class:`CascadeJudge`, :func:`load_docbench_verdicts`.
 The judge speaks the project's one chat protocol (:class:`confcal._chat.ChatClient`) and
 keeps its answers in a :class:`confcal._chat.ChatCache`, so a run that failed midway is
 resumed without asking anything twice.
@@ -15,15 +15,14 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import pandas as pd
 
 from .._chat import ChatCache, ChatClient, ChatRequest, ChatResponse
-from .._deprecation import warn_deprecated
 from .._files import read_json_object
 from .._validation import check_option, is_missing
-from ..exceptions import ModelError, ModelResponseError, ValidationError
+from ..exceptions import ModelError, ValidationError
 from ._records import docbench_domain, docbench_qtype, is_text, text_lines, validate_records
 from ._verdicts import CONVENTIONS, EMPTY_VERDICT, Judge, Verdict, answer_arg, qtype_arg, text_arg
 
@@ -217,40 +216,6 @@ def reply_verdict(reply: str, convention: str) -> Verdict:
     return Verdict(None, "unparseable", shown, reply=reply, convention=convention)
 
 
-# ----------------------------------------------------------------- the old chat protocol
-@runtime_checkable
-class ChatModel(Protocol):
-    """Deprecated: a chat model whose ``complete(messages)`` returns the reply text.
-
-    ``messages`` is a list of ``{"role": ..., "content": ...}`` dicts. :class:`LLMJudge`
-    takes a :class:`confcal.extras.clients.ChatClient` now (``complete(ChatRequest) ->
-    ChatResponse``); a ``ChatModel`` keeps working for one release, with a
-    :class:`DeprecationWarning`.
-    """
-
-    def complete(self, messages: list[dict[str, str]]) -> str: ...
-
-
-class _ChatModelClient:
-    """A deprecated ``complete(messages) -> str`` model seen through the chat protocol."""
-
-    provider = "chat-model"
-    supports_logprobs = False
-
-    def __init__(self, model: Any) -> None:
-        self._model = model
-        name = getattr(model, "model", None)
-        self.model = name if isinstance(name, str) and name else type(model).__qualname__
-
-    def complete(self, request: ChatRequest) -> ChatResponse:
-        messages = [{"role": "system", "content": request.system},
-                    {"role": "user", "content": request.text}]
-        reply = self._model.complete(messages)
-        if reply is not None and not isinstance(reply, str):
-            raise ModelResponseError(f"the client returned a {type(reply).__name__}, not text")
-        return ChatResponse("" if reply is None else reply, "stop")
-
-
 # ------------------------------------------------------------------------- the judge
 @dataclass(frozen=True)
 class LLMJudge:
@@ -261,9 +226,7 @@ class LLMJudge:
     client : ChatClient
         Any object with ``provider``, ``model``, ``supports_logprobs`` and
         ``complete(ChatRequest) -> ChatResponse``, e.g.
-        :class:`confcal.extras.clients.OpenAICompatibleClient`. An old-style client whose
-        ``complete(messages)`` returns text still works for one release (a
-        :class:`DeprecationWarning`).
+        :class:`confcal.extras.clients.OpenAICompatibleClient`.
     prompt_template : str, default :data:`JUDGE_PROMPT`
         confcal's placeholders (``{question}``, ``{answer}``, ``{reference}``,
         ``{evidence}``) or the DocBench paper's (``{{question}}``, ``{{sys_ans}}``,
@@ -334,15 +297,14 @@ class LLMJudge:
             raise ValidationError(
                 f"client must have a complete(request) method (a confcal ChatClient); found "
                 f"{type(self.client).__name__}")
-        if isinstance(self.client, ChatClient):
-            chat: Any = self.client
-        else:
-            warn_deprecated("LLMJudge(client) with a complete(messages) -> str client",
-                            "pass a ChatClient (complete(ChatRequest) -> ChatResponse), e.g. "
-                            "confcal.extras.clients.OpenAICompatibleClient, instead",
-                            stacklevel=3)
-            chat = _ChatModelClient(self.client)
-        object.__setattr__(self, "_chat", chat)
+        if not isinstance(self.client, ChatClient):
+            lacking = [name for name in ("provider", "model", "supports_logprobs")
+                       if not hasattr(self.client, name)]
+            raise ValidationError(
+                f"client must be a confcal ChatClient (provider, model, supports_logprobs and "
+                f"complete(ChatRequest) -> ChatResponse); found {type(self.client).__name__}, "
+                f"without {', '.join(lacking)}")
+        object.__setattr__(self, "_chat", self.client)
         object.__setattr__(self, "_style", check_template(self.prompt_template))
         if not isinstance(self.system_prompt, str):
             raise ValidationError(f"system_prompt must be a string; found {self.system_prompt!r}")

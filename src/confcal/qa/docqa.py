@@ -34,7 +34,6 @@ reproduces the notebook when a published number is to be matched.
 from ._judges import (
     JUDGE_PROMPT,
     CascadeJudge,
-    ChatModel,
     LLMJudge,
     check_template,
     load_docbench_verdicts,
@@ -72,7 +71,6 @@ __all__ = [
     "RULES",
     "STATUSES",
     "CascadeJudge",
-    "ChatModel",
     "Judge",
     "LLMJudge",
     "RuleJudge",

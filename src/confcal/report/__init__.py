@@ -6,6 +6,7 @@ renders it (HTML, Markdown, CSV, figures; ``_render``); :mod:`~confcal.report.pl
 scoring and metrics layers, never the command line (docs/architecture.md).
 """
 
+from . import degradation, plots  # noqa: I001  (the modules, for their __all__)
 from ._render import WrittenReport, format_runs, to_html, to_markdown, write_report
 from ._runs import (
     MIN_INTERVAL_DOCUMENTS,
@@ -17,8 +18,12 @@ from ._runs import (
     runs_table,
     summarize_runs,
 )
+from .degradation import *  # noqa: F403
+from .plots import *  # noqa: F403
 
 __all__ = [
+    *degradation.__all__,
+    *plots.__all__,
     "MIN_INTERVAL_DOCUMENTS",
     "RunSummary",
     "SmallSampleWarning",

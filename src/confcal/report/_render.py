@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._deprecation import renamed_keywords
 from .._files import check_destination as _check_folder
 from .._files import staged_folder
 from .._markdown import csv_safe_frame, escape_cell, escape_text, markdown_table
@@ -256,7 +255,7 @@ def _reliability_figure(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFra
 
 
 def _ecarb_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
-    from .plots import ecarb_curve, figure_png, panel_grid
+    from .plots import ecarb_vs_budget, figure_png, panel_grid
 
     # one panel per value of the first `by` column, a curve per value of the others
     panel_by, curve_by = (by[:1], by[1:]) if len(by) > 1 else ((), by)
@@ -270,7 +269,7 @@ def _ecarb_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
         for key, group in curves[:_MAX_CURVES]:
             correct, conf = _calibration_rows(group)
             if conf.size and not correct.all():  # ECARB needs an error to catch
-                ecarb_curve(correct, conf, label=_short(key), ax=ax, show_ceiling=False,
+                ecarb_vs_budget(correct, conf, label=_short(key), ax=ax, show_ceiling=False,
                             title=_short(panel_key))
                 drawn = True
         if not drawn:
@@ -482,7 +481,6 @@ def staged_report(out: Path) -> AbstractContextManager[Path]:
     return staged_folder(out, _REPORT_FILES, "report")
 
 
-@renamed_keywords(bootstrap="n_resamples")
 def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
                  by: str | Sequence[str] | None = None,
                  budgets: Sequence[float] = DEFAULT_BUDGETS,

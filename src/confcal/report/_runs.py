@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._deprecation import renamed_keywords
 from .._validation import (
     check_budgets,
     check_n_bins,
@@ -225,7 +224,6 @@ def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
     return ordered
 
 
-@renamed_keywords(bootstrap="n_resamples")
 def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = None,
                  budgets: Sequence[float] = DEFAULT_BUDGETS, n_resamples: int = 0,
                  n_bins: int = 5,
@@ -338,7 +336,7 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
 class RunSummary:
     """What :func:`compare_runs` needs of one run, without its rows; mergeable.
 
-    Built from entity rows with :meth:`from_entities` and combined with :meth:`merge`
+    Built from entity rows by :func:`summarize_runs` and combined with :meth:`merge`
     (associative and commutative), so a run spread over files, row groups or Dask
     partitions is summarised piece by piece. The calibration part is a
     :class:`~confcal.metrics.sketch.CalibrationSketch` (exact); WOA and F1 are sums.
@@ -360,12 +358,6 @@ class RunSummary:
     n_without_confidence: int
     totals: ExtractionTotals
     sketch: CalibrationSketch
-
-    @classmethod
-    def from_entities(cls, entities: pd.DataFrame) -> RunSummary:
-        """Summarise rows of one run; they are checked with
-        :func:`~confcal.scoring.io.check_entities`."""
-        return cls._from_checked(check_entities(entities))
 
     @classmethod
     def _from_checked(cls, frame: pd.DataFrame) -> RunSummary:

@@ -23,16 +23,15 @@ import pandas as pd
 
 from .._validation import check_positive_int, is_missing
 from ..exceptions import ValidationError
-from ..metrics._metrics import ecarb_curve as _ecarb_curve
+from ..metrics._metrics import ecarb_curve, reliability_bins
 from ..metrics._metrics import ece as _ece
-from ..metrics._metrics import reliability_bins
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from numpy.typing import ArrayLike
 
-__all__ = ["auroc_vs_woa", "ecarb_curve", "reliability_diagram"]
+__all__ = ["auroc_vs_woa", "ecarb_vs_budget", "reliability_diagram"]
 
 _ACCENT = "#1f5fa8"
 _GAP = "#d1495b"
@@ -262,7 +261,7 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
     return fig
 
 
-def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
+def ecarb_vs_budget(correct: ArrayLike, confidence: ArrayLike, *,
                 budgets: Sequence[float] | None = None, ties: str = "expected",
                 label: str | None = None, ax: Axes | None = None,
                 show_ceiling: bool = True, title: str | None = None) -> Figure:
@@ -296,12 +295,12 @@ def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
     >>> rng = np.random.default_rng(0)
     >>> confidence = rng.uniform(size=400)
     >>> correct = rng.uniform(size=400) < confidence
-    >>> fig = ecarb_curve(correct, confidence, label="model A")
-    >>> fig = ecarb_curve(correct, np.full(400, 0.9), label="constant", ax=fig.axes[0])
+    >>> fig = ecarb_vs_budget(correct, confidence, label="model A")
+    >>> fig = ecarb_vs_budget(correct, np.full(400, 0.9), label="constant", ax=fig.axes[0])
     >>> [line.get_label() for line in fig.axes[0].lines if not line.get_label().startswith("_")]
     ['random review', 'model A', 'ceiling: model A', 'constant', 'ceiling: constant']
     """
-    curve = _ecarb_curve(correct, confidence, budgets=budgets, ties=ties)
+    curve = ecarb_curve(correct, confidence, budgets=budgets, ties=ties)
     fig, ax = _axes(ax, (5.2, 3.8))
     if not any(line.get_gid() == "confcal-random" for line in ax.lines):
         ax.axhline(1.0, color="0.55", lw=1, ls=":", label="random review", gid="confcal-random")

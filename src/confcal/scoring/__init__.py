@@ -9,12 +9,25 @@ conventions in a private module) and :mod:`~confcal.scoring.io` (entity tables o
 Imports only the foundation and :mod:`confcal.metrics` (docs/architecture.md).
 """
 
+from . import comparators, io, matching, predictions, presets, schema  # noqa: I001
 from ._result import ENTITY_COLUMNS, OUTCOMES, ExtractionResult
 from ._scoring import score_documents
 from ._stream import score_documents_iter
 from ._totals import ExtractionTotals
+from .comparators import *  # noqa: F403
+from .io import *  # noqa: F403
+from .matching import *  # noqa: F403
+from .predictions import *  # noqa: F403
+from .presets import *  # noqa: F403
+from .schema import *  # noqa: F403
 
 __all__ = [
+    *comparators.__all__,
+    *io.__all__,
+    *matching.__all__,
+    *predictions.__all__,
+    *presets.__all__,
+    *schema.__all__,
     "ENTITY_COLUMNS",
     "OUTCOMES",
     "ExtractionResult",

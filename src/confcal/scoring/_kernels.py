@@ -333,16 +333,6 @@ def kernel(comparator: Any, fields: Sequence[str] = ()) -> Any:
     return CallableKernel(comparator, fields)
 
 
-def pairwise_similarity(
-    comparator: Any, truths: Sequence[Any], predictions: Sequence[Any],
-    tm: np.ndarray | None = None, pm: np.ndarray | None = None, *, fields: Sequence[str] = (),
-) -> np.ndarray:
-    """``(m, n)`` similarities from any comparator; masks may be passed when already known."""
-    tm = missing_mask(truths) if tm is None else tm
-    pm = missing_mask(predictions) if pm is None else pm
-    return kernel_pairwise(kernel(comparator, fields), truths, predictions, tm, pm)
-
-
 def elementwise_similarity(
     comparator: Any, truths: Sequence[Any], predictions: Sequence[Any],
     tm: np.ndarray | None = None, pm: np.ndarray | None = None, *, fields: Sequence[str] = (),

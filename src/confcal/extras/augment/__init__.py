@@ -31,7 +31,7 @@ the extra.
 Notes
 -----
 **The OCR-safe envelope** (:data:`ENVELOPE`, checked by :func:`make_pipeline` on every
-parameter, Augraphy's default included when the spec leaves it out; :data:`RULES` lists
+parameter, Augraphy's default included when the spec leaves it out; :data:`ENVELOPE_RULES` lists
 which parameters each limit reads): rotation within ±5 degrees; JPEG quality 70 to 95;
 brightness 0.7 to 1.3; gamma 0.67 to 1.5; blur radius at most 200 px (a Gaussian kernel k
 read as (k - 1) / 2); fewer than 8 blur iterations; overlay alpha below 0.3; photocopy
@@ -65,8 +65,8 @@ from __future__ import annotations
 
 from ._corpus import degrade_corpus
 from ._degrade import BASE_BLEND, degrade, make_pipeline
-from ._envelope import ENVELOPE, LIMITS, RULES, EnvelopeError, OCRSafeEnvelope
-from ._registry import PIPELINES, RENAMED
+from ._envelope import ENVELOPE, ENVELOPE_RULES, LIMITS, EnvelopeError, OCRSafeEnvelope
+from ._registry import PIPELINES
 from ._render import InvoiceLayout, invoice_lines, render_invoice
 from ._specs import PHASES, SEVERITIES, PipelineSpec
 
@@ -76,8 +76,7 @@ __all__ = [
     "LIMITS",
     "PHASES",
     "PIPELINES",
-    "RENAMED",
-    "RULES",
+    "ENVELOPE_RULES",
     "SEVERITIES",
     "EnvelopeError",
     "InvoiceLayout",

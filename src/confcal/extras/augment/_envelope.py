@@ -12,7 +12,7 @@ from ..._validation import is_real
 from ...exceptions import ValidationError
 from ._specs import NESTING, PHASES, PipelineSpec, Step, require_augment
 
-__all__ = ["ENVELOPE", "LIMITS", "RULES", "EnvelopeError", "OCRSafeEnvelope",
+__all__ = ["ENVELOPE", "LIMITS", "ENVELOPE_RULES", "EnvelopeError", "OCRSafeEnvelope",
            "augmentation_parameters", "check_spec", "envelope_violations"]
 
 
@@ -191,7 +191,7 @@ def _one_minus(value: Any) -> Any:
 
 
 # augmentation -> ((parameter, limit, how the parameter reads as that limit's quantity), ...)
-RULES: MappingProxyType[str, tuple[tuple[str, str, Any], ...]] = MappingProxyType({
+ENVELOPE_RULES: MappingProxyType[str, tuple[tuple[str, str, Any], ...]] = MappingProxyType({
     "Geometric": (
         ("rotate_range", "rotation", _identity),
         ("scale", "geometric_scale", _identity),
@@ -335,7 +335,7 @@ def envelope_violations(spec: PipelineSpec) -> list[dict[str, Any]]:
             if name == "Geometric" and effective.get("randomize"):
                 breaches.append(("randomize", "rotation",
                                  "randomize=1 (rotation drawn within ±10)"))
-            for parameter, limit, read in RULES.get(name, ()):
+            for parameter, limit, read in ENVELOPE_RULES.get(name, ()):
                 value = effective.get(parameter, inspect.Parameter.empty)
                 if value is inspect.Parameter.empty:
                     continue  # a parameter this Augraphy version does not have

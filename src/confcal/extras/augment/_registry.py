@@ -9,7 +9,7 @@ from typing import Any
 from ...exceptions import ValidationError
 from ._specs import PHASES, PipelineSpec, Step
 
-__all__ = ["PIPELINES", "RENAMED", "as_spec"]
+__all__ = ["PIPELINES", "as_spec"]
 
 
 def _photocopy(**params: Any) -> Step:
@@ -350,19 +350,11 @@ PIPELINES: Mapping[str, PipelineSpec] = MappingProxyType(_registry())
 """The 20 ConfBench pipelines by name: 8 ``archetype*`` and 12 custom (module docstring)."""
 
 
-RENAMED: Mapping[str, str] = MappingProxyType({"moire_colored_paper": "custom15",
-                                               "dithering_dot_matrix": "custom22"})
-"""Old registry names -> the paper's names they now go by (an old name is an error)."""
-
-
 def as_spec(pipeline: Any, what: str = "pipeline") -> PipelineSpec:
     """A registry name, a PipelineSpec or a plain phase mapping, as a PipelineSpec."""
     if isinstance(pipeline, PipelineSpec):
         return pipeline
     if isinstance(pipeline, str):
-        if pipeline in RENAMED:
-            raise ValidationError(f"{what} {pipeline!r} was renamed to the paper's name "
-                                  f"{RENAMED[pipeline]!r}; use that")
         if pipeline not in PIPELINES:
             raise ValidationError(f"{what} must be one of the {len(PIPELINES)} names in "
                                   f"PIPELINES or a spec; found {pipeline!r}")
