@@ -381,6 +381,45 @@ def test_each_date_string_is_parsed_once(monkeypatch):
     assert calls == ["Friday, 1 March 2024"]
 
 
+# Each rule of the date reader on its own.
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2024-03-01", date(2024, 3, 1)),
+    ("2024/3/1", date(2024, 3, 1)),  # one-digit month and day
+    ("2024.03.01", date(2024, 3, 1)),
+    ("2024-02-30", None),  # the form of a date, not a day of the calendar
+    ("2024-03-01T23:59:59", date(2024, 3, 1)),  # more after the date: an ISO datetime
+    ("2024-03-01 10am", date(2024, 3, 1)),  # not ISO: dateutil, year first
+])
+def test_year_first_rule(text, expected):
+    m = _dates._YEAR_FIRST_RE.match(text)
+    assert m is not None
+    assert _dates._year_first_date(text, m) == expected
+
+
+@pytest.mark.parametrize(("a", "b", "dayfirst", "expected"), [
+    (3, 1, False, date(2024, 3, 1)),  # month first
+    (3, 1, True, date(2024, 1, 3)),  # day first
+    (13, 1, False, date(2024, 1, 13)),  # 13 is no month: the only reading
+    (1, 13, True, date(2024, 1, 13)),  # 13 is no month, day first or not
+    (2, 30, False, None),  # 30 February either way round is no date
+    (31, 4, True, None),  # 31 April is no day, and 31 no month for the other reading
+])
+def test_numeric_date_rule(a, b, dayfirst, expected):
+    assert _dates._numeric_date(a, b, 2024, dayfirst) == expected
+
+
+@pytest.mark.parametrize(("text", "dayfirst", "expected"), [
+    ("Fri 2024-03-01", True, date(2024, 3, 1)),  # a leading year: never day first
+    ("20240301T000000", True, date(2024, 3, 1)),  # a leading yyyymmdd: never day first
+    ("Friday 01.03.2024", True, date(2024, 3, 1)),  # no leading year: dayfirst applies
+    ("Friday 01.03.2024", False, date(2024, 1, 3)),
+    ("March 2024", False, None),  # the day unstated: not filled in
+])
+def test_other_forms_rule(text, dayfirst, expected):
+    assert _dates._other_date(text, dayfirst) == expected
+
 dates = st.dates(min_value=date(1950, 1, 1), max_value=date(2099, 12, 31))
 
 
