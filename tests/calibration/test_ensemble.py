@@ -587,6 +587,32 @@ def test_align_key_and_weight_options():
         align_signals({"logprob": lp, "verbalized": vb}, key=["doc_id"])
 
 
+def test_align_checks_each_argument_and_column():
+    # one case per rule align_signals checks before it joins or after: the ``by`` column, the
+    # strategy names, the confidence dtype, rows every strategy scores, the weight dtype
+    lp, vb = _two_tables()
+    with pytest.raises(ValidationError, match=r"by must be a column name \(a string\); found 3"):
+        align_signals({"logprob": lp, "verbalized": vb}, by=3)
+    with pytest.raises(ValidationError, match=r"tables must be keyed by non-empty strings; "
+                                              r"found ''"):
+        align_signals({"logprob": lp, "": vb})
+    with pytest.raises(ValidationError, match=r"tables\['verbalized'\]\['confidence'\] must be "
+                                              r"numbers within \[0, 1\] or missing \(NaN\); "
+                                              r"found dtype object"):
+        align_signals({"logprob": lp, "verbalized": vb.assign(
+            confidence=pd.Series("high", index=vb.index, dtype=object))})
+    # logprob scores only the even rows, verbalized only the odd ones: no row has both
+    even = lp.assign(confidence=lp["confidence"].where(lp.index % 2 == 0))
+    odd = vb.assign(confidence=vb["confidence"].where(vb.index % 2 == 1))
+    with pytest.raises(ValidationError, match=rf"tables must share rows where every strategy "
+                                              rf"gives a confidence; found none of {len(lp)} "
+                                              rf"joined rows"):
+        align_signals({"logprob": even, "verbalized": odd})
+    with pytest.raises(ValidationError, match=r"tables\['logprob'\]\['flag'\] must be "
+                                              r"non-negative numbers; found dtype bool"):
+        align_signals({"logprob": lp.assign(flag=True), "verbalized": vb}, weight="flag")
+
+
 # ---------------------------------------------------------------------------------------
 # argument errors
 # ---------------------------------------------------------------------------------------

@@ -484,6 +484,31 @@ def test_arguments_are_checked(local, data, tmp_path, options, message):
         assert server.requests == []
 
 
+@pytest.mark.parametrize("options, message", [
+    ({"count_tokens": 3}, r"count_tokens must be a function str -> int; found int"),
+    ({"system_prompt": None}, r"system_prompt must be a string; found NoneType"),
+    ({"progress": 1}, r"progress must be True or False; found 1"),
+])
+def test_the_other_arguments_are_checked_before_any_call(local, data, tmp_path, options,
+                                                         message):
+    with ReaderServer() as server:
+        with pytest.raises(ValidationError, match=message):
+            run(server, data, tmp_path, **options)
+        assert server.requests == []
+
+
+def test_the_folder_and_the_client_are_checked(local, data, tmp_path):
+    with ReaderServer() as server:
+        with pytest.raises(ValidationError, match=r"folder must be an existing folder; found "
+                                                  r"'.*absent'"):
+            run(server, tmp_path / "absent", tmp_path)
+        assert server.requests == []
+    with pytest.raises(ValidationError, match=r"client must have provider, model, "
+                                              r"supports_logprobs and complete\(request\) "
+                                              r"\(a ChatClient\); found str"):
+        run_docbench("reader-1", data, out=tmp_path / "out", context_tokens=8000)
+
+
 # ------------------------------------------------------------------------------- CLI
 def cli(server, data, tmp_path, *extra):
     return main(["qa", "run", str(data), "--base-url", server.url, "--model", "reader-1",

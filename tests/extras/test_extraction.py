@@ -26,6 +26,7 @@ import pytest
 
 from confcal.exceptions import ModelResponseError, ValidationError
 from confcal.extras import _http
+from confcal.extras._corpus import check_documents
 from confcal.extras.clients import (
     ChatClient,
     ChatRequest,
@@ -631,6 +632,35 @@ def test_run_extraction_checks_every_document_before_the_first_call(server):
                        schema=SCHEMA, progress=False)
     assert script.requests == []
 
+
+
+@pytest.mark.parametrize("documents, message", [
+    ("doc.png", r"documents must be a mapping doc_id -> \{'image': \.\.\., 'ocr': \.\.\.\} or "
+                r"\(doc_id, inputs\) pairs; found str"),
+    ([("a", {"ocr": "x"}), ("b",)], r"documents must be \(doc_id, inputs\) pairs; found "
+                                    r"\('b',\) at position 1"),
+    ({}, r"documents must not be empty; found 0 documents"),
+    ([(["a"], {"ocr": "x"})], r"documents doc ids must be hashable; found \['a'\] at "
+                              r"position 0"),
+    ([(None, {"ocr": "x"})], r"documents doc ids must not be missing; found None at position 0"),
+    ([("a", {"ocr": "x"}), ("a", {"ocr": "y"})], r"documents must not repeat a doc id; found "
+                                                 r"'a' at positions 0 and 1"),
+    ({"a": {"ocr": "x", "pdf": "y"}}, r"documents\['a'\] must be a mapping with the keys "
+                                      r"'image' and/or 'ocr'; found \['ocr', 'pdf'\]"),
+    ({"a": "x"}, r"documents\['a'\] must be a mapping with the keys 'image' and/or 'ocr'; "
+                 r"found 'x'"),
+])
+def test_each_document_rule_is_checked(documents, message):
+    # one case per rule of the documents argument, in the order they are checked
+    with pytest.raises(ValidationError, match=message):
+        check_documents(documents, "ocr")
+
+
+def test_checked_documents_keep_only_what_the_modality_reads():
+    docs = {"a": {"ocr": "words", "image": "page.png"}}
+    assert check_documents(docs, "ocr") == [("a", None, "words")]
+    assert check_documents(docs, "image") == [("a", "page.png", None)]
+    assert check_documents(list(docs.items()), "ocr+image") == [("a", "page.png", "words")]
 
 def test_run_extraction_shows_a_progress_bar(server, capsys):
     url, script = server

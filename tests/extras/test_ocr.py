@@ -179,6 +179,10 @@ def test_textract_words_follow_the_lines_with_confidence_over_100(response):
     (lambda r: r["Blocks"][3].update(Confidence=150.0),
      r"\(Id 'w1'\) Confidence must be a number within \[0, 100\]; found 150.0"),
     (lambda r: r["Blocks"][3].pop("Text"), r"\(Id 'w1'\) Text must be a string; found None"),
+    (lambda r: r["Blocks"][3].update(Page=0), r"\(Id 'w1'\) Page must be a positive integer; "
+                                             r"found 0"),
+    (lambda r: r["Blocks"][3].update(Page=True), r"\(Id 'w1'\) Page must be a positive "
+                                                r"integer; found True"),
     (lambda r: r["Blocks"][3]["Geometry"]["BoundingBox"].pop("Top"),
      r"\(Id 'w1'\) Geometry.BoundingBox.Top must be a finite number; found None"),
     (lambda r: r["Blocks"].append(_word("w5", "stray", 80.0)),

@@ -375,6 +375,17 @@ def test_swapped_values_are_refused_in_every_version():
         swapped.to_bytes()
 
 
+def test_cells_of_the_wrong_shape_cannot_be_written():
+    # a sketch built by hand with two correct counts for one value, or one weight column
+    one = np.array([0.5])
+    with pytest.raises(ValidationError, match=r"sketch cannot be written: n_correct must hold "
+                                              r"one entry per value \(1\); found \(2,\)"):
+        CalibrationSketch(one, np.array([1, 2]), np.array([0])).to_bytes()
+    with pytest.raises(ValidationError, match=r"sketch cannot be written: w_incorrect must "
+                                              r"hold one entry per value \(1\); found None"):
+        CalibrationSketch(one, np.array([1]), np.array([0]), w_correct=np.array([1.0])
+                          ).to_bytes()
+
 def test_version_1_blobs_are_refused_unless_opted_in():
     blob = v1_blob(1, NAN, 4, *SMALL_COLUMNS)
     with pytest.raises(ValidationError, match=(

@@ -173,6 +173,17 @@ def test_a_pipeline_without_shared_documents_is_undefined_and_counted():
     assert np.isnan(out["drop"].item()) and out["tier"].item() is None
 
 
+def test_the_undefined_drop_warning_names_the_group_and_points_at_the_caller():
+    # in run "m2" blur shares no document with the baseline; in run "m1" it shares "a"
+    rows = [dict(r, model=m) for m, part in (
+        ("m1", _variant("original", "a", [1]) + _variant("blur", "a", [1])),
+        ("m2", _variant("original", "a", [1]) + _variant("blur", "b", [1]))) for r in part]
+    with pytest.warns(UndefinedMetricWarning, match=r"pipeline 'blur' for \{'model': 'm2'\} "
+                                                    r"is undefined") as record:
+        out = degradation_tiers(pd.DataFrame(rows), by=["model"])
+    assert [w.filename for w in record] == [__file__]  # the line that called degradation_tiers
+    assert out["n_documents"].tolist() == [1, 0]
+
 def test_degradation_tiers_validates_its_input():
     rows = pd.DataFrame(_variant("original", "a", [1]))
     with pytest.raises(ValidationError, match="pass the degradation pipeline of each document "

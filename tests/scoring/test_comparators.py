@@ -114,6 +114,141 @@ def test_parse_number_bad_decimal_option():
         parse_number("1", decimal=";")
 
 
+# Each rule of the number reader on its own, in the order the reader applies them.
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("US$ 1,234", "1,234"),  # up to three capitals glued to the symbol
+    ("1 000,50 EUR", "1 000,50"),  # a free-standing ISO code
+    ("EURO 5", "EURO 5"),  # four capitals are a word, not a code
+    ("\uff04" + "5", "5"),  # full-width dollar, folded by NFKC
+    ("\u2212" + "4", "-4"),  # Unicode minus becomes "-"
+    (" 12.5 ", "12.5"),  # nothing to strip: only the spaces go
+])
+def test_strip_currency_rule(text, expected):
+    assert _numbers._strip_currency(text) == expected
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=12))
+def test_strip_currency_skips_the_pattern_only_where_it_cannot_match(text):
+    # ASCII without "$" or a capital: the reader skips the regular expression; it must be
+    # what the regular expression would have given
+    assert _numbers._strip_currency(text) == _numbers._CURRENCY_RE.sub("", text).strip()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("(12.00)", (True, "12.00")),
+    ("( 5 )", (True, "5")),
+    ("(12", (False, "(12")),  # unbalanced: not accounting parentheses
+    ("12", (False, "12")),
+])
+def test_accounting_parentheses_rule(text, expected):
+    assert _numbers._strip_parentheses(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [("12 %", "12"), ("12%", "12"), ("12", "12"),
+                                                ("%12", "%12")])
+def test_percent_rule(text, expected):
+    assert _numbers._strip_percent(text) == expected
+
+
+@pytest.mark.parametrize(("text", "negative", "expected"), [
+    ("-12", False, (True, "12")),
+    ("+ 3", False, (False, "3")),
+    ("12", True, (True, "12")),  # inside parentheses, no sign: the parentheses' minus stays
+    ("", False, (False, "")),
+])
+def test_leading_sign_rule(text, negative, expected):
+    assert _numbers._strip_sign(text, negative, text) == expected
+
+
+def test_leading_sign_rule_refuses_a_sign_inside_parentheses():
+    with pytest.raises(ValidationError, match=r"text must be a number \(a sign inside accounting "
+                                              r"parentheses\); found '\(-12\)'"):
+        _numbers._strip_sign("-12", True, "(-12)")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1.5E-3", ("1.5", "E-3")),
+    ("1e3", ("1", "e3")),
+    ("2e+10", ("2", "e+10")),
+    ("12", ("12", "")),
+    ("1.5e", ("1.5e", "")),  # no digits after the e: no exponent, and not a number later
+])
+def test_exponent_rule(text, expected):
+    assert _numbers._split_exponent(text) == expected
+
+
+@pytest.mark.parametrize(("text", "decimal", "expected"), [
+    ("1,234.50", ".", ("1,234", "50")),
+    ("1.234,56", ",", ("1.234", "56")),
+    ("12.", ".", ("12", "")),
+    (".5", ".", ("", "5")),
+    ("12", ".", ("12", "")),
+])
+def test_decimal_mark_rule(text, decimal, expected):
+    assert _numbers._split_decimal_mark(text, decimal, text) == expected
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("1.2.3", r"more than one decimal mark '\.'"),
+    ("1.2a", r"non-digits after the decimal mark"),
+    ("1.2,3", r"non-digits after the decimal mark"),  # the thousands mark after the decimal
+])
+def test_decimal_mark_rule_refuses(text, reason):
+    with pytest.raises(ValidationError, match=rf"text must be a number \({reason}\)"):
+        _numbers._split_decimal_mark(text, ".", text)
+
+
+@pytest.mark.parametrize(("text", "decimal", "expected"), [
+    ("1,234,567", ".", "1234567"),  # 1 then threes
+    ("1,23,456", ".", "123456"),  # Indian: 1-3, then twos, then a final three
+    ("1.234", ",", "1234"),  # "." groups thousands when "," is the decimal mark
+    ("1'234", ".", "1234"),
+    ("1 234", ",", "1234"),
+    ("1234", ".", "1234"),
+    ("", ".", ""),
+])
+def test_digit_group_rule(text, decimal, expected):
+    assert _numbers._join_digit_groups(text, decimal, text) == expected
+
+
+@pytest.mark.parametrize(("text", "decimal", "reason"), [
+    ("1,5", ".", "digit groups must be separated every 3 digits with decimal='.'"),
+    ("1234,567", ".", "digit groups"),  # a first group of four
+    ("1,2,345", ".", "digit groups"),  # a middle group of one
+    ("1,2345", ".", "digit groups"),  # a last group of four
+    ("1,23a", ".", "digit groups"),  # a group that is not digits
+    ("1234.567", ",", "digit groups must be separated every 3 digits with decimal=','"),
+    ("1,234 567", ".", "mixed digit-group separators"),
+])
+def test_digit_group_rule_refuses(text, decimal, reason):
+    with pytest.raises(ValidationError, match=rf"text must be a number \({reason}"):
+        _numbers._join_digit_groups(text, decimal, text)
+
+
+@pytest.mark.parametrize(("parts", "expected"), [
+    (("12", "5", ""), 12.5),
+    (("", "5", ""), 0.5),  # ".5": digits after the mark only
+    (("12", "", "e3"), 12000.0),  # "12e3"
+    (("007", "", ""), 7.0),
+])
+def test_digits_rule(parts, expected):
+    assert _numbers._digits_value(*parts, "text") == expected
+
+
+@pytest.mark.parametrize(("parts", "reason"), [
+    (("", "", ""), "not a number"),  # nothing left
+    (("1a", "", ""), "not a number"),
+    (("1", "0", "e999"), "not finite"),  # 1.0e999 overflows to inf
+])
+def test_digits_rule_refuses(parts, reason):
+    with pytest.raises(ValidationError, match=rf"text must be a number \({reason}\); "
+                                              r"found 'text'"):
+        _numbers._digits_value(*parts, "text")
+
+
 def test_number_absolute_tolerance_survives_binary_rounding():
     # 1.24 - 1.23 == 0.010000000000000009 in binary; one cent must still be within 0.01
     assert 1.24 - 1.23 > 0.01
@@ -257,6 +392,45 @@ def test_each_date_string_is_parsed_once(monkeypatch):
     assert Date().pairwise(truths, preds).tolist() == [[1.0, 1.0, 1.0]] * 3
     assert calls == ["Friday, 1 March 2024"]
 
+
+# Each rule of the date reader on its own.
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2024-03-01", date(2024, 3, 1)),
+    ("2024/3/1", date(2024, 3, 1)),  # one-digit month and day
+    ("2024.03.01", date(2024, 3, 1)),
+    ("2024-02-30", None),  # the form of a date, not a day of the calendar
+    ("2024-03-01T23:59:59", date(2024, 3, 1)),  # more after the date: an ISO datetime
+    ("2024-03-01 10am", date(2024, 3, 1)),  # not ISO: dateutil, year first
+])
+def test_year_first_rule(text, expected):
+    m = _dates._YEAR_FIRST_RE.match(text)
+    assert m is not None
+    assert _dates._year_first_date(text, m) == expected
+
+
+@pytest.mark.parametrize(("a", "b", "dayfirst", "expected"), [
+    (3, 1, False, date(2024, 3, 1)),  # month first
+    (3, 1, True, date(2024, 1, 3)),  # day first
+    (13, 1, False, date(2024, 1, 13)),  # 13 is no month: the only reading
+    (1, 13, True, date(2024, 1, 13)),  # 13 is no month, day first or not
+    (2, 30, False, None),  # 30 February either way round is no date
+    (31, 4, True, None),  # 31 April is no day, and 31 no month for the other reading
+])
+def test_numeric_date_rule(a, b, dayfirst, expected):
+    assert _dates._numeric_date(a, b, 2024, dayfirst) == expected
+
+
+@pytest.mark.parametrize(("text", "dayfirst", "expected"), [
+    ("Fri 2024-03-01", True, date(2024, 3, 1)),  # a leading year: never day first
+    ("20240301T000000", True, date(2024, 3, 1)),  # a leading yyyymmdd: never day first
+    ("Friday 01.03.2024", True, date(2024, 3, 1)),  # no leading year: dayfirst applies
+    ("Friday 01.03.2024", False, date(2024, 1, 3)),
+    ("March 2024", False, None),  # the day unstated: not filled in
+])
+def test_other_forms_rule(text, dayfirst, expected):
+    assert _dates._other_date(text, dayfirst) == expected
 
 dates = st.dates(min_value=date(1950, 1, 1), max_value=date(2099, 12, 31))
 

@@ -157,6 +157,23 @@ def test_match_items_validation():
         match_items([], [], FIELDS, match_threshold=-1)
 
 
+
+class _OutOfRange:
+    """A comparator that breaks the [0, 1] contract, to see how its error is named."""
+
+    default_threshold = 1.0
+
+    def __call__(self, truth, prediction):
+        return 2.0
+
+
+def test_a_comparator_error_names_the_sub_field_not_an_item():
+    # the scorer names the comparator's field "items.Rate"; match_items has no field "items"
+    with pytest.raises(ValidationError, match=r"^field Rate: comparator .* must return a number "
+                                              r"within \[0, 1\]; found 2\.0") as info:
+        match_items([{"Rate": 1}], [{"Rate": 2}], {"Rate": Field(_OutOfRange())})
+    assert info.value.field == "field Rate"
+
 # ----------------------------------------------------- optimality property
 
 words = st.sampled_from(["News", "News at 6", "Late Show", "Late Night", "Sports", "Weather", None])

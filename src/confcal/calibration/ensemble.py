@@ -221,6 +221,43 @@ def align_signals(tables: Mapping[str, Any], *, key: Sequence[str] = ENTITY_KEY,
     could not be joined: 'logprob' lacks 0, 'verbalized' lacks 1; first doc_id='b',
     field='X', in ['logprob'] only
     """
+    names, key = _check_align_arguments(tables, key, by)
+    first_cols = [*key, "correct", "confidence", *([by] if by not in key else [])]
+    frames = {n: _table(n, t, first_cols) for n, t in tables.items()}
+    if weight is not None and weight not in frames[names[0]].columns:
+        raise ValidationError(f"tables[{names[0]!r}] must have the weight column {weight!r}; "
+                              "found it missing")
+    ids, where = _join_keys(frames, key)
+
+    ref = names[0]
+    rows = {n: where[t, ids[:len(frames[ref])]] for t, n in enumerate(names)}
+    keys = frames[ref][key]
+    correct = _same_correct(frames, rows, keys)
+    _check_same_prediction(frames, rows, keys)
+    conf = {n: _confidence(n, frames[n]["confidence"], rows[n], keys) for n in names}
+    without = {n: int(np.isnan(c).sum()) for n, c in conf.items()}
+    keep = np.ones(keys.shape[0], dtype=bool)
+    for c in conf.values():
+        keep &= ~np.isnan(c)
+    if not keep.any():
+        raise ValidationError(f"tables must share rows where every strategy gives a "
+                              f"confidence; found none of {keys.shape[0]} joined rows")
+    n_kept = int(keep.sum())
+    groups = frames[ref][by].to_numpy()[keep]
+    check_groups(groups, n_kept, name=f"tables[{ref!r}][{by!r}]")  # no missing documents
+    sample_weight = (None if weight is None
+                     else _sample_weight(f"tables[{ref!r}][{weight!r}]", frames[ref][weight],
+                                         keep))
+    return AlignedSignals(
+        correct=correct[ref][keep],
+        confidences=MappingProxyType({n: c[keep] for n, c in conf.items()}),
+        groups=groups, keys=keys[keep].reset_index(drop=True),
+        sample_weight=sample_weight, n_joined=int(keys.shape[0]),
+        n_without_confidence=MappingProxyType(without), n_excluded=int((~keep).sum()))
+
+
+def _check_align_arguments(tables: Any, key: Any, by: Any) -> tuple[list[str], list[str]]:
+    """The strategy names and key columns of :func:`align_signals`, once both are valid."""
     if not isinstance(tables, Mapping):
         raise ValidationError("tables must be a mapping of strategy name -> entity table "
                               f"(e.g. {{'logprob': t1, 'verbalized': t2}}); found "
@@ -230,7 +267,6 @@ def align_signals(tables: Mapping[str, Any], *, key: Sequence[str] = ENTITY_KEY,
     if isinstance(key, str) or not isinstance(key, Sequence) or not key or not all(
             isinstance(k, str) for k in key):
         raise ValidationError(f"key must be a non-empty sequence of column names; found {key!r}")
-    key = list(key)
     if not isinstance(by, str):
         raise ValidationError(f"by must be a column name (a string); found {by!r}")
     names = list(tables)
@@ -240,52 +276,75 @@ def align_signals(tables: Mapping[str, Any], *, key: Sequence[str] = ENTITY_KEY,
         if name == ENSEMBLE:
             raise ValidationError(f"tables must not name a strategy {ENSEMBLE!r}, the name of "
                                   "the combined score in the report; rename it")
-    first_cols = [*key, "correct", "confidence", *([by] if by not in key else [])]
-    frames = {n: _table(n, t, first_cols) for n, t in tables.items()}
-    if weight is not None and weight not in frames[names[0]].columns:
-        raise ValidationError(f"tables[{names[0]!r}] must have the weight column {weight!r}; "
-                              "found it missing")
+    return names, list(key)
 
-    # one id per distinct key across all tables; categoricals compare by value
-    parts = []
-    for n in names:
-        part = frames[n][key].copy()
-        for col in key:
-            if isinstance(part[col].dtype, pd.CategoricalDtype):
-                part[col] = part[col].astype(object)
-        parts.append(part)
-    union = pd.concat(parts, ignore_index=True)
+
+def _join_keys(frames: Mapping[str, pd.DataFrame],
+               key: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """One id per distinct key across all tables, and where each table holds each id.
+
+    Returns the id of every row of the tables stacked in order, and ``where[t, id]``, the
+    row of table ``t`` holding that key. Raises when a table repeats a key or lacks one.
+    """
+    names = list(frames)
+    union = pd.concat([_key_values(frames[n], key) for n in names], ignore_index=True)
     ids = union.groupby(key, dropna=False, sort=False).ngroup().to_numpy()
     n_keys = int(ids.max()) + 1
-    first_row = np.full(n_keys, -1, dtype=np.int64)
-    first_row[ids[::-1]] = np.arange(ids.shape[0])[::-1]  # the first row holding each key
     where = np.full((len(names), n_keys), -1, dtype=np.int64)
     offset = 0
     for t, n in enumerate(names):
         mine = ids[offset:offset + len(frames[n])]
-        counts = np.bincount(mine, minlength=n_keys)
-        if (counts > 1).any():
-            dup = int(np.flatnonzero(counts[mine] > 1)[0])
-            text, loc = _describe(frames[n][key], dup)
-            raise ValidationError(f"tables[{n!r}] must hold one row per key {tuple(key)}; "
-                                  f"found {int((counts > 1).sum())} keys repeated, first "
-                                  f"{text} ({int(counts[mine[dup]])} rows)", **loc)
+        _check_one_row_per_key(n, frames[n][key], key, mine, n_keys)
         where[t, mine] = np.arange(mine.shape[0])
         offset += len(frames[n])
-    absent = where < 0
-    if absent.any():
-        first = int(np.flatnonzero(absent.any(axis=0))[0])
-        text, loc = _describe(union, int(first_row[first]))
-        lacks = [f"{n!r} lacks {int(absent[t].sum())}" for t, n in enumerate(names)]
-        has = [n for t, n in enumerate(names) if not absent[t, first]]
-        raise ValidationError(
-            f"tables must hold the same entities (one row per key {tuple(key)}); "
-            f"{int(absent.any(axis=0).sum())} of {n_keys} keys could not be joined: "
-            f"{', '.join(lacks)}; first {text}, in {has} only", **loc)
+    _check_same_keys(names, union, key, ids, where)
+    return ids, where
 
+
+def _key_values(frame: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """The key columns of one table, categoricals as objects so that they compare by value."""
+    part = frame[key].copy()
+    for col in key:
+        if isinstance(part[col].dtype, pd.CategoricalDtype):
+            part[col] = part[col].astype(object)
+    return part
+
+
+def _check_one_row_per_key(name: str, keys: pd.DataFrame, key: list[str], mine: np.ndarray,
+                           n_keys: int) -> None:
+    """Each key at most once in one table (``mine``: the key id of each of its rows)."""
+    counts = np.bincount(mine, minlength=n_keys)
+    if (counts > 1).any():
+        dup = int(np.flatnonzero(counts[mine] > 1)[0])
+        text, loc = _describe(keys, dup)
+        raise ValidationError(f"tables[{name!r}] must hold one row per key {tuple(key)}; "
+                              f"found {int((counts > 1).sum())} keys repeated, first "
+                              f"{text} ({int(counts[mine[dup]])} rows)", **loc)
+
+
+def _check_same_keys(names: list[str], union: pd.DataFrame, key: list[str], ids: np.ndarray,
+                     where: np.ndarray) -> None:
+    """Every key in every table; else count the keys each lacks and name the first."""
+    absent = where < 0
+    if not absent.any():
+        return
+    first_row = np.full(where.shape[1], -1, dtype=np.int64)
+    first_row[ids[::-1]] = np.arange(ids.shape[0])[::-1]  # the first row holding each key
+    first = int(np.flatnonzero(absent.any(axis=0))[0])
+    text, loc = _describe(union, int(first_row[first]))
+    lacks = [f"{n!r} lacks {int(absent[t].sum())}" for t, n in enumerate(names)]
+    has = [n for t, n in enumerate(names) if not absent[t, first]]
+    raise ValidationError(
+        f"tables must hold the same entities (one row per key {tuple(key)}); "
+        f"{int(absent.any(axis=0).sum())} of {where.shape[1]} keys could not be joined: "
+        f"{', '.join(lacks)}; first {text}, in {has} only", **loc)
+
+
+def _same_correct(frames: Mapping[str, pd.DataFrame], rows: Mapping[str, np.ndarray],
+                  keys: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each table's ``correct`` in the first table's row order, the same in every table."""
+    names = list(frames)
     ref = names[0]
-    rows = {n: where[t, ids[:len(frames[ref])]] for t, n in enumerate(names)}
-    keys = frames[ref][key]
     correct = {n: check_correct(frames[n]["correct"].to_numpy()[rows[n]],
                                 f"tables[{n!r}]['correct']") for n in names}
     for n in names[1:]:
@@ -297,62 +356,55 @@ def align_signals(tables: Mapping[str, Any], *, key: Sequence[str] = ENTITY_KEY,
                 f"tables must score the same extraction; 'correct' differs between {ref!r} "
                 f"and {n!r} on {int(differ.sum())} keys, first {text} ({bool(correct[ref][i])} "
                 f"and {bool(correct[n][i])})", **loc)
-    if all("prediction" in frames[n].columns for n in names):
-        base = frames[ref]["prediction"].to_numpy(dtype=object)
-        for n in names[1:]:
-            other = frames[n]["prediction"].to_numpy(dtype=object)[rows[n]]
-            differ = np.fromiter((not _same(a, b) for a, b in zip(base, other, strict=True)),
-                                 dtype=bool, count=base.shape[0])
-            if differ.any():
-                i = int(np.flatnonzero(differ)[0])
-                text, loc = _describe(keys, i)
-                raise ValidationError(
-                    f"tables must score the same extraction; 'prediction' differs between "
-                    f"{ref!r} and {n!r} on {int(differ.sum())} keys, first {text} "
-                    f"({base[i]!r} and {other[i]!r})", **loc)
+    return correct
 
-    conf: dict[str, np.ndarray] = {}
-    for n in names:
-        column = frames[n]["confidence"]
-        try:
-            values = column.to_numpy(dtype=np.float64, na_value=np.nan)[rows[n]]
-        except (TypeError, ValueError):
-            raise ValidationError(f"tables[{n!r}]['confidence'] must be numbers within [0, 1] "
-                                  f"or missing (NaN); found dtype {column.dtype}") from None
-        bad = ~np.isnan(values) & ~((values >= 0.0) & (values <= 1.0))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+
+def _check_same_prediction(frames: Mapping[str, pd.DataFrame], rows: Mapping[str, np.ndarray],
+                           keys: pd.DataFrame) -> None:
+    """The same ``prediction`` on every key, when every table has that column."""
+    names = list(frames)
+    if not all("prediction" in frames[n].columns for n in names):
+        return
+    ref = names[0]
+    base = frames[ref]["prediction"].to_numpy(dtype=object)
+    for n in names[1:]:
+        other = frames[n]["prediction"].to_numpy(dtype=object)[rows[n]]
+        differ = np.fromiter((not _same(a, b) for a, b in zip(base, other, strict=True)),
+                             dtype=bool, count=base.shape[0])
+        if differ.any():
+            i = int(np.flatnonzero(differ)[0])
             text, loc = _describe(keys, i)
-            raise ValidationError(f"tables[{n!r}]['confidence'] must be within [0, 1] or "
-                                  f"missing (NaN); found {int(bad.sum())} values outside, "
-                                  f"first {float(values[i])!r} at {text}", **loc)
-        conf[n] = values
-    without = {n: int(np.isnan(c).sum()) for n, c in conf.items()}
-    keep = np.ones(keys.shape[0], dtype=bool)
-    for c in conf.values():
-        keep &= ~np.isnan(c)
-    if not keep.any():
-        raise ValidationError(f"tables must share rows where every strategy gives a "
-                              f"confidence; found none of {keys.shape[0]} joined rows")
-    n_kept = int(keep.sum())
-    groups = frames[ref][by].to_numpy()[keep]
-    check_groups(groups, n_kept, name=f"tables[{ref!r}][{by!r}]")  # no missing documents
-    sample_weight = None
-    if weight is not None:
-        column = frames[ref][weight]
-        if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(
-                column.dtype):
-            raise ValidationError(f"tables[{ref!r}][{weight!r}] must be non-negative numbers; "
-                                  f"found dtype {column.dtype}")
-        sample_weight = check_sample_weight(
-            column.to_numpy(dtype=np.float64, na_value=np.nan)[keep], n_kept,
-            name=f"tables[{ref!r}][{weight!r}]")
-    return AlignedSignals(
-        correct=correct[ref][keep],
-        confidences=MappingProxyType({n: c[keep] for n, c in conf.items()}),
-        groups=groups, keys=keys[keep].reset_index(drop=True),
-        sample_weight=sample_weight, n_joined=int(keys.shape[0]),
-        n_without_confidence=MappingProxyType(without), n_excluded=int((~keep).sum()))
+            raise ValidationError(
+                f"tables must score the same extraction; 'prediction' differs between "
+                f"{ref!r} and {n!r} on {int(differ.sum())} keys, first {text} "
+                f"({base[i]!r} and {other[i]!r})", **loc)
+
+
+def _confidence(name: str, column: pd.Series, rows: np.ndarray,
+                keys: pd.DataFrame) -> np.ndarray:
+    """One table's confidences in the joined row order: within [0, 1], or NaN for none."""
+    try:
+        values = column.to_numpy(dtype=np.float64, na_value=np.nan)[rows]
+    except (TypeError, ValueError):
+        raise ValidationError(f"tables[{name!r}]['confidence'] must be numbers within [0, 1] "
+                              f"or missing (NaN); found dtype {column.dtype}") from None
+    bad = ~np.isnan(values) & ~((values >= 0.0) & (values <= 1.0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        text, loc = _describe(keys, i)
+        raise ValidationError(f"tables[{name!r}]['confidence'] must be within [0, 1] or "
+                              f"missing (NaN); found {int(bad.sum())} values outside, "
+                              f"first {float(values[i])!r} at {text}", **loc)
+    return values
+
+
+def _sample_weight(name: str, column: pd.Series, keep: np.ndarray) -> np.ndarray:
+    """The weight column of the kept rows: non-negative numbers (booleans are not weights)."""
+    if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(
+            column.dtype):
+        raise ValidationError(f"{name} must be non-negative numbers; found dtype {column.dtype}")
+    return check_sample_weight(column.to_numpy(dtype=np.float64, na_value=np.nan)[keep],
+                               int(keep.sum()), name=name)
 
 
 # ---------------------------------------------------------------------------------------

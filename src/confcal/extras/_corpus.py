@@ -93,6 +93,20 @@ entry rejected and refetched'
 
 def check_documents(documents: Any, modality: str) -> list[tuple[Any, Any, Any]]:
     """(doc_id, image, ocr) per document, with the inputs ``modality`` reads; all checked."""
+    pairs = _document_pairs(documents)
+    need = {"ocr": ("ocr",), "image": ("image",), "ocr+image": ("ocr", "image")}[modality]
+    seen: dict[Any, int] = {}
+    out = []
+    for i, (doc_id, inputs) in enumerate(pairs):
+        _check_doc_id(doc_id, i, seen)
+        _check_inputs(doc_id, inputs, need, modality)
+        out.append((doc_id, inputs.get("image") if "image" in need else None,
+                    inputs.get("ocr") if "ocr" in need else None))
+    return out
+
+
+def _document_pairs(documents: Any) -> list[tuple[Any, Any]]:
+    """The (doc_id, inputs) pairs of a mapping or an iterable of pairs; at least one."""
     if isinstance(documents, Mapping):
         pairs = list(documents.items())
     elif isinstance(documents, (str, bytes)) or not isinstance(documents, Iterable):
@@ -107,30 +121,33 @@ def check_documents(documents: Any, modality: str) -> list[tuple[Any, Any, Any]]
             pairs.append((pair[0], pair[1]))
     if not pairs:
         raise ValidationError("documents must not be empty; found 0 documents")
-    seen: dict[Any, int] = {}
-    out = []
-    for i, (doc_id, inputs) in enumerate(pairs):
-        try:
-            hash(doc_id)
-        except TypeError:
-            raise ValidationError(f"documents doc ids must be hashable; found {doc_id!r} at "
-                                  f"position {i}") from None
-        if is_missing(doc_id):
-            raise ValidationError(f"documents doc ids must not be missing; found {doc_id!r} at "
-                                  f"position {i}")
-        if doc_id in seen:
-            raise ValidationError(f"documents must not repeat a doc id; found {doc_id!r} at "
-                                  f"positions {seen[doc_id]} and {i}")
-        seen[doc_id] = i
-        if not isinstance(inputs, Mapping) or not inputs or set(inputs) - {"image", "ocr"}:
-            found = sorted(map(str, inputs)) if isinstance(inputs, Mapping) else repr(inputs)[:80]
-            raise ValidationError(f"documents[{doc_id!r}] must be a mapping with the keys "
-                                  f"'image' and/or 'ocr'; found {found}")
-        need = {"ocr": ("ocr",), "image": ("image",), "ocr+image": ("ocr", "image")}[modality]
-        absent = [n for n in need if inputs.get(n) is None]
-        if absent:
-            raise ValidationError(f"documents[{doc_id!r}] must have {' and '.join(need)} for "
-                                  f"modality {modality!r}; found no {' or '.join(absent)}")
-        out.append((doc_id, inputs.get("image") if "image" in need else None,
-                    inputs.get("ocr") if "ocr" in need else None))
-    return out
+    return pairs
+
+
+def _check_doc_id(doc_id: Any, i: int, seen: dict[Any, int]) -> None:
+    """A doc id hashable, not missing and not seen before (``seen``: id -> position)."""
+    try:
+        hash(doc_id)
+    except TypeError:
+        raise ValidationError(f"documents doc ids must be hashable; found {doc_id!r} at "
+                              f"position {i}") from None
+    if is_missing(doc_id):
+        raise ValidationError(f"documents doc ids must not be missing; found {doc_id!r} at "
+                              f"position {i}")
+    if doc_id in seen:
+        raise ValidationError(f"documents must not repeat a doc id; found {doc_id!r} at "
+                              f"positions {seen[doc_id]} and {i}")
+    seen[doc_id] = i
+
+
+def _check_inputs(doc_id: Any, inputs: Any, need: tuple[str, ...], modality: str) -> None:
+    """One document's inputs: a mapping of 'image' and/or 'ocr' holding what the modality
+    reads (``need``)."""
+    if not isinstance(inputs, Mapping) or not inputs or set(inputs) - {"image", "ocr"}:
+        found = sorted(map(str, inputs)) if isinstance(inputs, Mapping) else repr(inputs)[:80]
+        raise ValidationError(f"documents[{doc_id!r}] must be a mapping with the keys "
+                              f"'image' and/or 'ocr'; found {found}")
+    absent = [n for n in need if inputs.get(n) is None]
+    if absent:
+        raise ValidationError(f"documents[{doc_id!r}] must have {' and '.join(need)} for "
+                              f"modality {modality!r}; found no {' or '.join(absent)}")

@@ -594,10 +594,7 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
     max_tokens = check_positive_int(max_tokens, "max_tokens", 1)
     concurrency = check_positive_int(concurrency, "concurrency", 1)
     margin = _check_margin(margin)
-    counter = estimate_tokens if count_tokens is None else count_tokens
-    if not callable(counter):
-        raise ValidationError(f"count_tokens must be a function str -> int; found "
-                              f"{type(counter).__name__}")
+    tokens = _token_counter(count_tokens)
     template = _check_template(template)
     if not isinstance(system_prompt, str):
         raise ValidationError(f"system_prompt must be a string; found "
@@ -616,31 +613,13 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
     eval_name = f"{name}_eval_input.jsonl"
     known = {*RUN_FILES, eval_name, *doc_ids}
     check_destination(out, known, "qa run output")
-
-    def tokens(text: str) -> int:
-        value = counter(text)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValidationError(f"count_tokens must return an integer >= 0; found "
-                                  f"{value!r}")
-        return value
-
     usable = math.floor(context_tokens * (1.0 - margin)) - max_tokens - _CHAT_OVERHEAD \
         - tokens(system_prompt)
-    fitted: dict[str, Any] = {}
-    for doc_id in doc_ids:
-        longest = max((q.record["question"] for q in questions if q.doc_id == doc_id),
-                      key=lambda text: tokens(_fill(template, "", text)))
-        budget = usable - tokens(_fill(template, "", longest))
-        if budget < 1:
-            raise ValidationError(
-                f"context_tokens={context_tokens} leaves no room for the text of document "
-                f"{doc_id!r} ({budget} tokens after margin={margin:g}, max_tokens="
-                f"{max_tokens}, the prompts and the longest question); raise context_tokens",
-                doc_id=doc_id)
-        try:
-            fitted[doc_id] = fit_document(pdf_text(pdfs[doc_id]), budget, count_tokens=tokens)
-        except ValidationError as exc:
-            raise exc.with_location(doc_id=doc_id) from None
+    fitted = {doc_id: _fit_for_longest_question(
+                  doc_id, [q.record["question"] for q in questions if q.doc_id == doc_id],
+                  pdfs[doc_id], usable, template, tokens, context_tokens=context_tokens,
+                  margin=margin, max_tokens=max_tokens)
+              for doc_id in doc_ids}
     requests = [build_question_request(fitted[q.doc_id].text, q.record["question"],
                                        system_prompt=system_prompt, template=template,
                                        max_tokens=max_tokens) for q in questions]
@@ -655,6 +634,69 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
     first: dict[str, int] = {}
     for i, key in enumerate(keys):
         first.setdefault(key, i)
+    bar = _progress_bar(len(first), f"{client.model} on {root.name or root}", progress,
+                        unit="question", user="confcal.extras.docbench", extra="models")
+    answers, failed, tally = _ask(client, requests, keys, list(first.values()), cache,
+                                  concurrency=concurrency, bar=bar)
+    return _write(out, known, client, name, root, questions, requests, keys, first, answers,
+                  failed, fitted, pdfs, tally, tokens=tokens,
+                  settings={"context_tokens": context_tokens, "max_tokens": max_tokens,
+                            "margin": margin, "concurrency": concurrency,
+                            "token_count": "count_tokens" if count_tokens is not None
+                            else f"estimate_tokens (UTF-8 bytes / {BYTES_PER_TOKEN:g})"},
+                  eval_name=eval_name)
+
+
+def _token_counter(count_tokens: Any) -> Callable[[str], int]:
+    """``count_tokens`` (default :func:`estimate_tokens`), checked to return an int >= 0."""
+    counter = estimate_tokens if count_tokens is None else count_tokens
+    if not callable(counter):
+        raise ValidationError(f"count_tokens must be a function str -> int; found "
+                              f"{type(counter).__name__}")
+
+    def tokens(text: str) -> int:
+        value = counter(text)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValidationError(f"count_tokens must return an integer >= 0; found "
+                                  f"{value!r}")
+        return value
+
+    return tokens
+
+
+def _fit_for_longest_question(doc_id: str, questions: list[str], pdf: Path, usable: int,
+                              template: str, tokens: Callable[[str], int], *,
+                              context_tokens: int, margin: float, max_tokens: int) -> Any:
+    """One document's text fitted to the room its longest question leaves of ``usable``
+    tokens (the context after margin, answer and prompts).
+
+    Every question of the document then sends the same text (a server's prefix cache can
+    reuse it).
+    """
+    longest = max(questions, key=lambda text: tokens(_fill(template, "", text)))
+    budget = usable - tokens(_fill(template, "", longest))
+    if budget < 1:
+        raise ValidationError(
+            f"context_tokens={context_tokens} leaves no room for the text of document "
+            f"{doc_id!r} ({budget} tokens after margin={margin:g}, max_tokens="
+            f"{max_tokens}, the prompts and the longest question); raise context_tokens",
+            doc_id=doc_id)
+    try:
+        return fit_document(pdf_text(pdf), budget, count_tokens=tokens)
+    except ValidationError as exc:
+        raise exc.with_location(doc_id=doc_id) from None
+
+
+def _ask(client: ChatClient, requests: list[ChatRequest], keys: list[str], todo: list[int],
+         cache: ChatCache | None, *, concurrency: int, bar: Any,
+         ) -> tuple[dict[int, ChatResponse], dict[int, str], dict[str, int]]:
+    """The answers of the requests ``todo``, from the cache or the client, and the failures.
+
+    Each answer is cached the moment it arrives; a :class:`ModelError` is recorded, not
+    raised. An interrupt stops handing out work; what arrived is in the cache already.
+    Returns answers and failure messages by request index, and the ``cached`` and
+    ``called`` counts.
+    """
     tally = {"cached": 0, "called": 0}
     lock = threading.Lock()
 
@@ -675,22 +717,13 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
 
     answers: dict[int, ChatResponse] = {}
     failed: dict[int, str] = {}
-    bar = _progress_bar(len(first), f"{client.model} on {root.name or root}", progress,
-                        unit="question", user="confcal.extras.docbench", extra="models")
-    # an interrupt stops handing out work; what arrived is in the cache already
-    for i, outcome in run_concurrently(work, first.values(), concurrency=concurrency, bar=bar,
+    for i, outcome in run_concurrently(work, todo, concurrency=concurrency, bar=bar,
                                        catch=ModelError).items():
         if isinstance(outcome, ModelError):
             failed[i] = str(outcome)
         else:
             answers[i] = outcome
-    return _write(out, known, client, name, root, questions, requests, keys, first, answers,
-                  failed, fitted, pdfs, tally, tokens=tokens,
-                  settings={"context_tokens": context_tokens, "max_tokens": max_tokens,
-                            "margin": margin, "concurrency": concurrency,
-                            "token_count": "count_tokens" if count_tokens is not None
-                            else f"estimate_tokens (UTF-8 bytes / {BYTES_PER_TOKEN:g})"},
-                  eval_name=eval_name)
+    return answers, failed, tally
 
 
 def _write(out: Path, known: set[str], client: Any, name: str, root: Path,

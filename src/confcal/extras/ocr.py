@@ -245,6 +245,24 @@ def textract_words(response: Mapping[str, Any]) -> list[OCRWord]:
     >>> [(w.text, w.confidence, w.line) for w in textract_words(response)]
     [('Net', 0.995, 0), ('30', 0.91, 0)]
     """
+    blocks = _textract_blocks(response)
+    by_id = _blocks_by_id(blocks)
+    words: list[OCRWord] = []
+    owner: dict[str, str] = {}  # WORD Id -> the Id of the LINE that lists it
+    n_lines = 0
+    for i, block in enumerate(blocks):
+        if block["BlockType"] != "LINE":
+            continue
+        for child in _line_children(i, block):
+            j, word = _claim_word(i, block, child, by_id, owner)
+            words.append(_textract_word(j, word, block, line=n_lines))
+        n_lines += 1
+    _check_every_word_in_a_line(by_id, owner)
+    return words
+
+
+def _textract_blocks(response: Any) -> Sequence[Any]:
+    """The ``Blocks`` list of a Textract response."""
     if not isinstance(response, Mapping):
         raise ValidationError(f"response must be a Textract response (a mapping with "
                               f"'Blocks'); found {type(response).__name__}")
@@ -254,6 +272,11 @@ def textract_words(response: Mapping[str, Any]) -> list[OCRWord]:
                               f"{type(blocks).__name__}"
                               + (f" (keys present: {sorted(map(str, response))})"
                                  if blocks is None else ""))
+    return blocks
+
+
+def _blocks_by_id(blocks: Sequence[Any]) -> dict[str, tuple[int, Mapping[str, Any]]]:
+    """Block Id -> (its index, the block): every block a mapping with a unique string Id."""
     by_id: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for i, block in enumerate(blocks):
         if not isinstance(block, Mapping):
@@ -267,56 +290,70 @@ def textract_words(response: Mapping[str, Any]) -> list[OCRWord]:
             raise ValidationError(f"{_where(i, block)} must have a unique Id; found it at "
                                   f"response['Blocks'][{by_id[block_id][0]}] too")
         by_id[block_id] = (i, block)
-    words: list[OCRWord] = []
-    owner: dict[str, str] = {}
-    n_lines = 0
-    for i, block in enumerate(blocks):
-        if block["BlockType"] != "LINE":
-            continue
-        children: list[str] = []
-        relations = block.get("Relationships") or ()
-        if not isinstance(relations, Sequence) or isinstance(relations, (str, bytes)):
-            raise ValidationError(f"{_where(i, block)} Relationships must be a list of "
-                                  f"{{'Type', 'Ids'}} mappings; found {relations!r:.80}")
-        for r, relation in enumerate(relations):
-            ids = relation.get("Ids", []) if isinstance(relation, Mapping) else None
-            if not isinstance(ids, Sequence) or isinstance(ids, (str, bytes)):
-                raise ValidationError(f"{_where(i, block)} Relationships[{r}] must be a "
-                                      f"mapping with a list of Ids; found {relation!r:.80}")
-            bad = [x for x in ids if not isinstance(x, str)]
-            if bad:
-                raise ValidationError(f"{_where(i, block)} Relationships[{r}].Ids must hold "
-                                      f"block Id strings; found {bad[0]!r:.80}")
-            if relation.get("Type") == "CHILD":
-                children.extend(ids)
-        for child in children:
-            if child not in by_id:
-                raise ValidationError(f"{_where(i, block)} lists child {child!r}, which must "
-                                      "be a block of the response; found none with that Id")
-            j, word = by_id[child]
-            if word["BlockType"] != "WORD":
-                raise ValidationError(f"{_where(i, block)} lists child {child!r}, which must "
-                                      f"be a WORD; found a {word['BlockType']}")
-            if child in owner:
-                where = (f"twice in LINE {block['Id']!r}" if owner[child] == block["Id"] else
-                         f"in LINE {owner[child]!r} and LINE {block['Id']!r}")
-                raise ValidationError(f"{_where(j, word)} must belong to one LINE; "
-                                      f"found it {where}")
-            owner[child] = block["Id"]
-            text, confidence = word.get("Text"), cast(Any, word.get("Confidence"))
-            if not isinstance(text, str):
-                raise ValidationError(f"{_where(j, word)} Text must be a string; found "
-                                      f"{text!r:.80}")
-            if not is_real(confidence) or not 0.0 <= float(confidence) <= 100.0:
-                raise ValidationError(f"{_where(j, word)} Confidence must be a number within "
-                                      f"[0, 100]; found {confidence!r}")
-            page = word.get("Page", block.get("Page", 1))
-            if not isinstance(page, int) or isinstance(page, bool) or page < 1:
-                raise ValidationError(f"{_where(j, word)} Page must be a positive integer; "
-                                      f"found {page!r}")
-            words.append(OCRWord(text, float(confidence) / 100.0, _box(j, word),
-                                 line=n_lines, page=page))
-        n_lines += 1
+    return by_id
+
+
+def _line_children(i: int, block: Mapping[str, Any]) -> list[str]:
+    """The Ids a LINE lists in its CHILD relationships, in order."""
+    children: list[str] = []
+    relations = block.get("Relationships") or ()
+    if not isinstance(relations, Sequence) or isinstance(relations, (str, bytes)):
+        raise ValidationError(f"{_where(i, block)} Relationships must be a list of "
+                              f"{{'Type', 'Ids'}} mappings; found {relations!r:.80}")
+    for r, relation in enumerate(relations):
+        ids = relation.get("Ids", []) if isinstance(relation, Mapping) else None
+        if not isinstance(ids, Sequence) or isinstance(ids, (str, bytes)):
+            raise ValidationError(f"{_where(i, block)} Relationships[{r}] must be a "
+                                  f"mapping with a list of Ids; found {relation!r:.80}")
+        bad = [x for x in ids if not isinstance(x, str)]
+        if bad:
+            raise ValidationError(f"{_where(i, block)} Relationships[{r}].Ids must hold "
+                                  f"block Id strings; found {bad[0]!r:.80}")
+        if relation.get("Type") == "CHILD":
+            children.extend(ids)
+    return children
+
+
+def _claim_word(i: int, line: Mapping[str, Any], child: str,
+                by_id: Mapping[str, tuple[int, Mapping[str, Any]]],
+                owner: dict[str, str]) -> tuple[int, Mapping[str, Any]]:
+    """The WORD block a LINE lists as a child, recorded as that line's (one LINE per WORD)."""
+    if child not in by_id:
+        raise ValidationError(f"{_where(i, line)} lists child {child!r}, which must "
+                              "be a block of the response; found none with that Id")
+    j, word = by_id[child]
+    if word["BlockType"] != "WORD":
+        raise ValidationError(f"{_where(i, line)} lists child {child!r}, which must "
+                              f"be a WORD; found a {word['BlockType']}")
+    if child in owner:
+        where = (f"twice in LINE {line['Id']!r}" if owner[child] == line["Id"] else
+                 f"in LINE {owner[child]!r} and LINE {line['Id']!r}")
+        raise ValidationError(f"{_where(j, word)} must belong to one LINE; "
+                              f"found it {where}")
+    owner[child] = line["Id"]
+    return j, word
+
+
+def _textract_word(j: int, word: Mapping[str, Any], line_block: Mapping[str, Any], *,
+                   line: int) -> OCRWord:
+    """One WORD block as an :class:`OCRWord`: its Text, Confidence / 100, box and Page."""
+    text, confidence = word.get("Text"), cast(Any, word.get("Confidence"))
+    if not isinstance(text, str):
+        raise ValidationError(f"{_where(j, word)} Text must be a string; found "
+                              f"{text!r:.80}")
+    if not is_real(confidence) or not 0.0 <= float(confidence) <= 100.0:
+        raise ValidationError(f"{_where(j, word)} Confidence must be a number within "
+                              f"[0, 100]; found {confidence!r}")
+    page = word.get("Page", line_block.get("Page", 1))
+    if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+        raise ValidationError(f"{_where(j, word)} Page must be a positive integer; "
+                              f"found {page!r}")
+    return OCRWord(text, float(confidence) / 100.0, _box(j, word), line=line, page=page)
+
+
+def _check_every_word_in_a_line(by_id: Mapping[str, tuple[int, Mapping[str, Any]]],
+                                owner: Mapping[str, str]) -> None:
+    """No WORD outside every LINE: the reading order comes from the lines."""
     orphans = [(i, b) for b_id, (i, b) in by_id.items()
                if b["BlockType"] == "WORD" and b_id not in owner]
     if orphans:
@@ -324,4 +361,3 @@ def textract_words(response: Mapping[str, Any]) -> list[OCRWord]:
         raise ValidationError(f"every WORD must belong to a LINE (the reading order comes from "
                               f"the lines); found {len(orphans)} that do not, first "
                               f"{_where(i, block)} {block.get('Text')!r}")
-    return words

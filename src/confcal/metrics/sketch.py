@@ -129,6 +129,14 @@ def _check_cells(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
             shape = None if arr is None else arr.shape
             raise ValidationError(f"{where}: {name} must hold one entry per value ({cells}); "
                                   f"found {shape}")
+    _check_cell_values(values, resolution, where)
+    _check_cell_counts(values, n_pos, n_neg, n_rows, where)
+    if w_pos is not None and w_neg is not None:
+        _check_cell_weights(w_pos, w_neg, n_pos, n_neg, where)
+
+
+def _check_cell_values(values: np.ndarray, resolution: float | None, where: str) -> None:
+    """Values finite, in [0, 1], +0.0 not -0.0, strictly ascending, on the grid if snapped."""
     bad = ~(np.isfinite(values) & (values >= 0.0) & (values <= 1.0)) | np.signbit(values)
     if bad.any():
         i = _first(bad)
@@ -146,6 +154,11 @@ def _check_cells(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
             i = _first(off)
             raise ValidationError(f"{where}: values must lie on the grid i/{m} of resolution "
                                   f"{resolution!r}; found {float(values[i])!r} at index {i}")
+
+
+def _check_cell_counts(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
+                       n_rows: int | None, where: str) -> None:
+    """Counts >= 0, at least one row per cell, adding up to ``n_rows`` without overflow."""
     for name, n in (("n_correct", n_pos), ("n_incorrect", n_neg)):
         if (n < 0).any():
             i = _first(n < 0)
@@ -160,11 +173,14 @@ def _check_cells(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
     if (running < 0).any():
         raise ValidationError(f"{where}: the row counts must add up to at most 2**63 - 1; "
                               f"they overflow")
-    total = int(running[-1]) if cells else 0
+    total = int(running[-1]) if values.shape[0] else 0
     if n_rows is not None and total != n_rows:
         raise ValidationError(f"{where}: the header says {n_rows} rows; the cells hold {total}")
-    if w_pos is None or w_neg is None:
-        return
+
+
+def _check_cell_weights(w_pos: np.ndarray, w_neg: np.ndarray, n_pos: np.ndarray,
+                        n_neg: np.ndarray, where: str) -> None:
+    """Weights finite, >= 0, exactly 0 on the side of a cell with no rows, positive total."""
     for name, w, n in (("w_correct", w_pos, n_pos), ("w_incorrect", w_neg, n_neg)):
         bad = ~(np.isfinite(w) & (w >= 0.0))
         if bad.any():
@@ -176,6 +192,7 @@ def _check_cells(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
             i = _first(ghost)
             raise ValidationError(f"{where}: {name} must be 0 where n_{name[2:]} is 0; found "
                                   f"{float(w[i])!r} at index {i}")
+    cells = w_pos.shape[0]
     if cells and not float(w_pos.sum()) + float(w_neg.sum()) > 0.0:
         raise ValidationError(f"{where}: the weights must have a positive total; found all "
                               f"{2 * cells} zero")
@@ -192,6 +209,58 @@ def _unsupported_version(version: int) -> ValidationError:
         f"sketch blob has format version {version}; this confcal reads version {_VERSION} "
         "(and version 1 with allow_unverified_v1=True). A newer confcal wrote it, or the "
         "blob is corrupted")
+
+
+def _check_blob_start(data: Any) -> bytes:
+    """``data`` as bytes, once it is bytes-like, starts with the magic and holds a header's
+    fixed fields."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ValidationError(f"data must be bytes; found {type(data).__name__}")
+    data = bytes(data)
+    magic = data[:4]
+    if magic != _MAGIC[:len(magic)]:
+        raise ValidationError(f"data is not a confcal sketch blob: it must start with "
+                              f"{_MAGIC!r}; found {magic!r}")
+    if len(data) < _FIELDS.size:
+        raise ValidationError(f"sketch blob is truncated: found {len(data)} bytes, fewer "
+                              f"than a header's {_FIELDS.size} (version 1) or "
+                              f"{_HEADER_SIZE} (version {_VERSION})")
+    return data
+
+
+def _blob_layout(version: int, allow_unverified_v1: bool) -> tuple[int, int, str]:
+    """Header size, checksum size and the error prefix of a blob of this format version."""
+    if version == 1 and allow_unverified_v1:
+        return _FIELDS.size, 0, "version-1 sketch blob is corrupted"
+    if version == _VERSION:
+        return _HEADER_SIZE, _DIGEST_SIZE, "sketch blob is invalid"
+    raise _unsupported_version(version)
+
+
+def _check_digest(stored: bytes, covered: bytes | memoryview, part: str) -> None:
+    """The stored checksum (``part``: "header " or "") is that of the bytes it covers."""
+    computed = _digest(covered, len(stored))
+    if stored != computed:
+        raise ValidationError(f"sketch blob is corrupted: {part}checksum mismatch "
+                              f"(stored 0x{stored.hex()}, computed 0x{computed.hex()})")
+
+
+def _check_blob_length(data: bytes, cells: int, n_cols: int, header_size: int,
+                       digest_size: int) -> None:
+    """The blob is exactly as long as its header says: neither truncated nor trailing."""
+    payload = cells * 8 * n_cols  # a Python int: a hostile n_cells cannot overflow it
+    expected = header_size + payload + digest_size
+    checksum = f" and a {digest_size}-byte checksum" if digest_size else ""
+    if len(data) < expected:
+        raise ValidationError(
+            f"sketch blob is truncated: its header says {payload} bytes of payload "
+            f"({cells} cells x {n_cols} columns){checksum} after the {header_size}-byte "
+            f"header, {expected} bytes in all; found {len(data)}")
+    if len(data) > expected:
+        extra = len(data) - expected
+        raise ValidationError(
+            f"sketch blob has {extra} trailing byte{'s' if extra > 1 else ''}: its header "
+            f"accounts for {expected} bytes ({cells} cells); found {len(data)}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -565,60 +634,22 @@ class CalibrationSketch:
         it again. The checksum detects corruption and truncation, not forgery: anyone can
         recompute it (docs/scaling.md, "Binary format").
         """
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise ValidationError(f"data must be bytes; found {type(data).__name__}")
-        data = bytes(data)
-        magic = data[:4]
-        if magic != _MAGIC[:len(magic)]:
-            raise ValidationError(f"data is not a confcal sketch blob: it must start with "
-                                  f"{_MAGIC!r}; found {magic!r}")
-        if len(data) < _FIELDS.size:
-            raise ValidationError(f"sketch blob is truncated: found {len(data)} bytes, fewer "
-                                  f"than a header's {_FIELDS.size} (version 1) or "
-                                  f"{_HEADER_SIZE} (version {_VERSION})")
+        data = _check_blob_start(data)
         (version,) = _VERSION_FIELD.unpack_from(data, 4)
-        if version == 1 and allow_unverified_v1:
-            header_size, digest_size = _FIELDS.size, 0
-            where = "version-1 sketch blob is corrupted"
-        elif version == _VERSION:
-            header_size, digest_size = _HEADER_SIZE, _DIGEST_SIZE
-            where = "sketch blob is invalid"
-        else:
-            raise _unsupported_version(version)
+        header_size, digest_size, where = _blob_layout(version, allow_unverified_v1)
         if len(data) < header_size:
             raise ValidationError(f"sketch blob is truncated: a version-{version} header is "
                                   f"{header_size} bytes; found {len(data)}")
         _, _, flags, res, cells, n_rows = _FIELDS.unpack_from(data)
         if digest_size:
-            stored = data[_FIELDS.size:_HEADER_SIZE]
-            computed = _digest(data[:_FIELDS.size], _HEADER_DIGEST_SIZE)
-            if stored != computed:
-                raise ValidationError(f"sketch blob is corrupted: header checksum mismatch "
-                                      f"(stored 0x{stored.hex()}, computed 0x{computed.hex()})")
+            _check_digest(data[_FIELDS.size:_HEADER_SIZE], data[:_FIELDS.size], "header ")
         if flags & ~_KNOWN_FLAGS:
             raise ValidationError(f"{where}: unknown flags 0x{flags:04x} (bit 0, weighted, is "
                                   f"the only one); a newer confcal wrote it, or it is corrupted")
         weighted = bool(flags & _FLAG_WEIGHTED)
-        n_cols = 5 if weighted else 3
-        payload = cells * 8 * n_cols  # a Python int: a hostile n_cells cannot overflow it
-        expected = header_size + payload + digest_size
-        checksum = f" and a {digest_size}-byte checksum" if digest_size else ""
-        if len(data) < expected:
-            raise ValidationError(
-                f"sketch blob is truncated: its header says {payload} bytes of payload "
-                f"({cells} cells x {n_cols} columns){checksum} after the {header_size}-byte "
-                f"header, {expected} bytes in all; found {len(data)}")
-        if len(data) > expected:
-            extra = len(data) - expected
-            raise ValidationError(
-                f"sketch blob has {extra} trailing byte{'s' if extra > 1 else ''}: its header "
-                f"accounts for {expected} bytes ({cells} cells); found {len(data)}")
+        _check_blob_length(data, cells, 5 if weighted else 3, header_size, digest_size)
         if digest_size:
-            stored = data[-digest_size:]
-            computed = _digest(memoryview(data)[:-digest_size], digest_size)
-            if stored != computed:
-                raise ValidationError(f"sketch blob is corrupted: checksum mismatch "
-                                      f"(stored 0x{stored.hex()}, computed 0x{computed.hex()})")
+            _check_digest(data[-digest_size:], memoryview(data)[:-digest_size], "")
         resolution = None if math.isnan(res) else res
         try:
             _check_resolution(resolution)

@@ -14,8 +14,8 @@ import base64
 import html
 import os
 import warnings
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -557,92 +557,26 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     budgets = check_budgets(budgets)
     n_errors = check_positive_int(n_errors, "n_errors", 0)
     min_count = check_positive_int(min_count, "min_count", 0)
-    if not isinstance(title, str):
-        raise ValidationError(f"title must be a string; found {title!r}")
-    if isinstance(notes, str) or not all(isinstance(n, str) for n in notes):
-        raise ValidationError(f"notes must be a sequence of strings; found {notes!r}")
+    _check_report_text(title, notes)
     out = Path(out_dir)
     check_destination(out)  # before any work, not after minutes of bootstrap
-    try:
-        import matplotlib  # noqa: F401  (fail before any work, with the extra to install)
-    except ImportError:
-        raise ValidationError("write_report needs matplotlib; found it not installed (pip "
-                              "install matplotlib, or pip install -e '.[cli]' in a clone of "
-                              "confcal)") from None
-
-    def table(columns: Sequence[str], tick: Callable[[int], Any] | None) -> pd.DataFrame:
-        return compare_runs(frame, by=columns, budgets=budgets, n_bins=n_bins,
-                            n_resamples=n_resamples, confidence_level=confidence_level,
-                            seed=seed, progress=tick)
-
-    def stage(desc: str, total: int) -> Any:
-        return progress(desc=desc, total=total) if progress is not None else None
+    _require_matplotlib()
 
     say(f"computing metrics for {len(frame):,} entities"
         + (f" with {n_resamples} bootstrap resamples" if n_resamples else ""))
-    n_runs = len(_groups(frame, by))
-    n_pooled = len(_groups(frame, by[:1])) if len(by) > 1 else 0
-    bar = stage("metrics" + (" and bootstrap" if n_resamples else ""), n_runs + n_pooled)
-    try:
-        runs = table(by, None if bar is None else bar.update)
-        pooled = table(by[:1], None if bar is None else bar.update) if n_pooled else None
-    finally:
-        if bar is not None:
-            bar.close()
+    runs, pooled = _compare_runs_in_stages(
+        frame, by, progress, budgets=budgets, n_bins=n_bins, n_resamples=n_resamples,
+        confidence_level=confidence_level, seed=seed)
     # compare_runs warned (SmallSampleWarning) for these; the report says so at the top
-    small = ([_short(tuple(row)) for row in
-              runs.loc[runs["n_documents"] < MIN_INTERVAL_DOCUMENTS, list(by)].itertuples(
-                  index=False, name=None)] if n_resamples else [])
-    tables = [("Runs" if by else "All entities", _runs_html(runs))]
-    md_tables = [(tables[0][0], to_markdown(format_runs(runs)))]
-    if pooled is not None:
-        heading = f"Pooled by {by[0]}"
-        tables.append((heading, _runs_html(pooled)))
-        md_tables.append((heading, to_markdown(format_runs(pooled))))
-    if small:
-        notes = [*notes, f"{len(small)} run{'s' if len(small) != 1 else ''} with fewer than "
-                 f"{MIN_INTERVAL_DOCUMENTS} documents, whose intervals are too narrow to "
-                 f"trust: {', '.join(small[:5])}{', ...' if len(small) > 5 else ''}."]
+    notes = [*notes, *_small_runs_note(runs, by, n_resamples)]
+    tables = _runs_sections(runs, pooled, by, _runs_html)
+    md_tables = _runs_sections(runs, pooled, by, lambda t: to_markdown(format_runs(t)))
 
     say("drawing figures")
-    bar = stage("figures", 3)
-    try:
-        with warnings.catch_warnings():
-            # compare_runs has already warned about every undefined metric, naming its group
-            warnings.simplefilter("ignore", UndefinedMetricWarning)
-            reliability, reliability_note = _reliability_figure(frame, by, runs, min_count)
-            if bar is not None:
-                bar.update(1)
-            curves, curves_note = _ecarb_figure(frame, by)
-            if bar is not None:
-                bar.update(1)
-            scatter = _auroc_figure(runs)
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-    figures = [
-        ("Reliability diagrams", "reliability.png", reliability,
-         f"Accuracy against confidence in {_DRAWN_BINS} uniform bins; the number above each "
-         f"bar is how many predictions it holds; bins with fewer than {min_count} are hidden "
-         "(their count is noted). Each panel names two ECEs: the table's, over "
-         f"{n_bins} equal-mass bins, and that of the {_DRAWN_BINS} uniform bins drawn. "
-         + reliability_note),
-        ("AUROC vs. WOA", "auroc_vs_woa.png", scatter,
-         "Extraction quality across, confidence ranking up; one point per run"
-         + (", bars are bootstrap intervals." if n_resamples else ".")),
-        ("ECARB vs. review budget", "ecarb_curve.png", curves,
-         "How many times more errors a review of the least confident predictions catches "
-         "than a random review of the same size; 1 (dotted) is random. " + curves_note),
-    ]
-    level = f"{confidence_level:.0%}"
-    summary = (f"{len(frame):,} entities from {frame['doc_id'].nunique():,} documents in "
-               f"{len(runs)} group{'s' if len(runs) != 1 else ''}"
-               + (f" (by {', '.join(by)})" if by else "") + "; "
-               f"{int(frame['confidence'].isna().sum()):,} rows carry no confidence. "
-               + (f"Brackets are {level} intervals from {n_resamples} bootstrap resamples of "
-                  "documents." if n_resamples else "No bootstrap intervals (n_resamples=0)."))
+    figures = _draw_figures(frame, by, runs, progress, min_count=min_count, n_bins=n_bins,
+                            n_resamples=n_resamples)
+    summary = _summary(frame, runs, by, n_resamples=n_resamples,
+                       confidence_level=confidence_level)
     signature = table_signature(entities, binning="quantile", n_bins=n_bins, ties="expected")
     footer = (f"confcal {_version()}; ECE with {n_bins} equal-mass bins; budgets "
               f"{', '.join(f'{b:g}' for b in budgets)}; seed {seed}. Signature: {signature}")
@@ -663,6 +597,122 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
                          metrics=out / "metrics.csv",
                          figures=tuple(out / name for _, name, _, _ in figures), runs=runs,
                          signature=signature)
+
+
+def _check_report_text(title: Any, notes: Any) -> None:
+    """The report's title is a string and its notes a sequence of strings."""
+    if not isinstance(title, str):
+        raise ValidationError(f"title must be a string; found {title!r}")
+    if isinstance(notes, str) or not all(isinstance(n, str) for n in notes):
+        raise ValidationError(f"notes must be a sequence of strings; found {notes!r}")
+
+
+def _require_matplotlib() -> None:
+    """Fail before any work, naming the extra to install, when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ValidationError("write_report needs matplotlib; found it not installed (pip "
+                              "install matplotlib, or pip install -e '.[cli]' in a clone of "
+                              "confcal)") from None
+
+
+@contextmanager
+def _progress_stage(progress: Callable[..., Any] | None, desc: str,
+                    total: int) -> Iterator[Callable[[int], Any] | None]:
+    """One slow step's progress bar: its ``update`` (None without a factory), then closed."""
+    bar = progress(desc=desc, total=total) if progress is not None else None
+    try:
+        yield None if bar is None else bar.update
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _no_progress(n: int) -> None:
+    """The progress tick when no progress bar is shown."""
+
+
+def _compare_runs_in_stages(frame: pd.DataFrame, by: Sequence[str],
+                            progress: Callable[..., Any] | None,
+                            **options: Any) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The runs table and, when ``by`` has several columns, the runs pooled by the first.
+
+    One progress bar for both, one tick per run.
+    """
+    n_runs = len(_groups(frame, by))
+    n_pooled = len(_groups(frame, by[:1])) if len(by) > 1 else 0
+    desc = "metrics" + (" and bootstrap" if options["n_resamples"] else "")
+    with _progress_stage(progress, desc, n_runs + n_pooled) as tick:
+        runs = compare_runs(frame, by=by, progress=tick, **options)
+        pooled = compare_runs(frame, by=by[:1], progress=tick, **options) if n_pooled else None
+    return runs, pooled
+
+
+def _small_runs_note(runs: pd.DataFrame, by: Sequence[str], n_resamples: int) -> list[str]:
+    """A note naming the runs whose bootstrap intervals rest on too few documents (or none)."""
+    if not n_resamples:
+        return []
+    small = [_short(tuple(row)) for row in
+             runs.loc[runs["n_documents"] < MIN_INTERVAL_DOCUMENTS, list(by)].itertuples(
+                 index=False, name=None)]
+    if not small:
+        return []
+    return [f"{len(small)} run{'s' if len(small) != 1 else ''} with fewer than "
+            f"{MIN_INTERVAL_DOCUMENTS} documents, whose intervals are too narrow to "
+            f"trust: {', '.join(small[:5])}{', ...' if len(small) > 5 else ''}."]
+
+
+def _runs_sections(runs: pd.DataFrame, pooled: pd.DataFrame | None, by: Sequence[str],
+                   render: Callable[[pd.DataFrame], str]) -> list[tuple[str, str]]:
+    """(heading, rendered table) of the runs, then of the pooled runs when there are some."""
+    sections = [("Runs" if by else "All entities", render(runs))]
+    if pooled is not None:
+        sections.append((f"Pooled by {by[0]}", render(pooled)))
+    return sections
+
+
+def _draw_figures(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFrame,
+                  progress: Callable[..., Any] | None, *, min_count: int, n_bins: int,
+                  n_resamples: int) -> list[tuple[str, str, bytes, str]]:
+    """(heading, file name, PNG, caption) of the three figures, one progress tick each."""
+    with _progress_stage(progress, "figures", 3) as tick:
+        step = tick or _no_progress
+        with warnings.catch_warnings():
+            # compare_runs has already warned about every undefined metric, naming its group
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            reliability, reliability_note = _reliability_figure(frame, by, runs, min_count)
+            step(1)
+            curves, curves_note = _ecarb_figure(frame, by)
+            step(1)
+            scatter = _auroc_figure(runs)
+            step(1)
+    return [
+        ("Reliability diagrams", "reliability.png", reliability,
+         f"Accuracy against confidence in {_DRAWN_BINS} uniform bins; the number above each "
+         f"bar is how many predictions it holds; bins with fewer than {min_count} are hidden "
+         "(their count is noted). Each panel names two ECEs: the table's, over "
+         f"{n_bins} equal-mass bins, and that of the {_DRAWN_BINS} uniform bins drawn. "
+         + reliability_note),
+        ("AUROC vs. WOA", "auroc_vs_woa.png", scatter,
+         "Extraction quality across, confidence ranking up; one point per run"
+         + (", bars are bootstrap intervals." if n_resamples else ".")),
+        ("ECARB vs. review budget", "ecarb_curve.png", curves,
+         "How many times more errors a review of the least confident predictions catches "
+         "than a random review of the same size; 1 (dotted) is random. " + curves_note),
+    ]
+
+
+def _summary(frame: pd.DataFrame, runs: pd.DataFrame, by: Sequence[str], *, n_resamples: int,
+             confidence_level: float) -> str:
+    """The sentence under the title: what was counted, and what the brackets are."""
+    level = f"{confidence_level:.0%}"
+    return (f"{len(frame):,} entities from {frame['doc_id'].nunique():,} documents in "
+            f"{len(runs)} group{'s' if len(runs) != 1 else ''}"
+            + (f" (by {', '.join(by)})" if by else "") + "; "
+            f"{int(frame['confidence'].isna().sum()):,} rows carry no confidence. "
+            + (f"Brackets are {level} intervals from {n_resamples} bootstrap resamples of "
+               "documents." if n_resamples else "No bootstrap intervals (n_resamples=0)."))
 
 
 def _version() -> str:

@@ -265,35 +265,12 @@ def degradation_tiers(entities: pd.DataFrame, *, baseline: str = "original",
                               f"found {baseline!r}")
     by = _check_columns(by, entities, "by", needed)
     _check_no_missing(entities, [doc, "pipeline", "field", *by])
-    codes = outcome_codes(entities["outcome"])
+    evaluated = outcome_codes(entities["outcome"]) != OUTCOMES.index("TN")
     similarity = entities["similarity"].to_numpy(dtype=np.float64)
     weight = entities["weight"].to_numpy(dtype=np.float64)
-    evaluated = codes != OUTCOMES.index("TN")
-    bad = evaluated & ~(np.isfinite(similarity) & np.isfinite(weight) & (weight >= 0))
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        raise ValidationError(
-            f"similarity and weight must be finite (weight >= 0) on evaluated rows; found "
-            f"{int(bad.sum())} rows breaking it, first at row {first} "
-            f"(similarity {similarity[first]!r}, weight {weight[first]!r})")
-
+    _check_evaluated_values(evaluated, similarity, weight)
     keys = [*by, "pipeline", doc]
-    # a document scored twice in one group (two models mixed without `by`) would be
-    # silently pooled: a top-level field appears once per scoring of a document
-    top = (entities["truth_index"].isna() & entities["pred_index"].isna()).to_numpy()
-    if top.any():
-        repeats = entities.loc[top].groupby([*keys, "field"], sort=False, dropna=False,
-                                            observed=True).size()
-        repeated = repeats[repeats > 1]
-        if len(repeated):
-            key = repeated.index[0]
-            others = [c for c in entities.columns if c not in ENTITY_COLUMNS
-                      and c not in keys and c != doc]
-            raise ValidationError(
-                f"entities must score each document once per (by, pipeline) group; found "
-                f"{doc} {key[len(by) + 1]!r} in pipeline {key[len(by)]!r} with "
-                f"{int(repeated.iloc[0])} rows for field {key[-1]!r} (pass by=[...] naming "
-                f"the columns that separate the runs; metadata columns here: {others})")
+    _check_scored_once(entities, keys, by, doc)
 
     frame = pd.DataFrame({"_w": np.where(evaluated, weight, 0.0),
                           "_ws": np.where(evaluated, weight * np.nan_to_num(similarity), 0.0)})
@@ -305,38 +282,14 @@ def degradation_tiers(entities: pd.DataFrame, *, baseline: str = "original",
     groups = (per_doc.groupby(level=list(range(len(by))), sort=False) if by
               else [((), per_doc)])
     for group_key, group in groups:
-        group_key = group_key if isinstance(group_key, tuple) else (group_key,)
-        label = dict(zip(by, group_key, strict=True))
-        pipelines = list(dict.fromkeys(group.index.get_level_values("pipeline")))
-        if baseline not in pipelines:
-            where = f" for {label}" if by else ""
-            raise ValidationError(f"baseline must be a pipeline of entities{where}; found "
-                                  f"{baseline!r} absent from the pipelines {pipelines}")
+        label = dict(zip(by, group_key if isinstance(group_key, tuple) else (group_key,),
+                         strict=True))
         docs = group.droplevel(list(range(len(by)))) if by else group
+        pipelines = _pipelines_with_baseline(docs, baseline, label)
         base = docs.xs(baseline, level="pipeline")
         for name in pipelines:
-            if name == baseline:
-                continue
-            variant = docs.xs(name, level="pipeline")
-            common = variant.index.intersection(base.index, sort=False)
-            row = {**label, "pipeline": name, "n_documents": len(common),
-                   "n_only_pipeline": len(variant.index.difference(base.index, sort=False)),
-                   "n_only_baseline": len(base.index.difference(variant.index, sort=False))}
-            b, v = base.loc[common], variant.loc[common]
-            if len(common) == 0 or not (b["w"].sum() > 0 and v["w"].sum() > 0):
-                reason = ("no document in both it and the baseline" if len(common) == 0
-                          else "no evaluated entity (only TN rows)")
-                warnings.warn(f"degradation_tiers: the drop of pipeline {name!r}"
-                              f"{' for ' + str(label) if by else ''} is undefined: {reason}; "
-                              "its accuracy, drop and tier are missing",
-                              UndefinedMetricWarning, stacklevel=2)
-                row.update(baseline_accuracy=np.nan, accuracy=np.nan, drop=np.nan, tier=None)
-            else:
-                base_acc = float(b["ws"].sum() / b["w"].sum())
-                acc = float(v["ws"].sum() / v["w"].sum())
-                row.update(baseline_accuracy=base_acc, accuracy=acc, drop=base_acc - acc,
-                           tier=_tier(base_acc - acc))
-            rows.append(row)
+            if name != baseline:
+                rows.append(_pipeline_drop(label, name, docs.xs(name, level="pipeline"), base))
     columns = [*by, "pipeline", "n_documents", "n_only_pipeline", "n_only_baseline",
                "baseline_accuracy", "accuracy", "drop", "tier"]
     out = pd.DataFrame(rows, columns=columns)
@@ -344,3 +297,79 @@ def degradation_tiers(entities: pd.DataFrame, *, baseline: str = "original",
         out[column] = out[column].astype(np.int64)
     out["tier"] = out["tier"].astype(object)
     return out
+
+
+def _check_evaluated_values(evaluated: np.ndarray, similarity: np.ndarray,
+                            weight: np.ndarray) -> None:
+    """Similarity and weight finite, weight >= 0, on every evaluated (not TN) row."""
+    bad = evaluated & ~(np.isfinite(similarity) & np.isfinite(weight) & (weight >= 0))
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValidationError(
+            f"similarity and weight must be finite (weight >= 0) on evaluated rows; found "
+            f"{int(bad.sum())} rows breaking it, first at row {first} "
+            f"(similarity {similarity[first]!r}, weight {weight[first]!r})")
+
+
+def _check_scored_once(entities: pd.DataFrame, keys: list[str], by: Sequence[str],
+                       doc: str) -> None:
+    """Each document scored once per (by, pipeline) group.
+
+    A document scored twice in one group (two models mixed without ``by``) would be
+    silently pooled: a top-level field appears once per scoring of a document.
+    """
+    top = (entities["truth_index"].isna() & entities["pred_index"].isna()).to_numpy()
+    if not top.any():
+        return
+    repeats = entities.loc[top].groupby([*keys, "field"], sort=False, dropna=False,
+                                        observed=True).size()
+    repeated = repeats[repeats > 1]
+    if len(repeated):
+        key = repeated.index[0]
+        others = [c for c in entities.columns if c not in ENTITY_COLUMNS
+                  and c not in keys and c != doc]
+        raise ValidationError(
+            f"entities must score each document once per (by, pipeline) group; found "
+            f"{doc} {key[len(by) + 1]!r} in pipeline {key[len(by)]!r} with "
+            f"{int(repeated.iloc[0])} rows for field {key[-1]!r} (pass by=[...] naming "
+            f"the columns that separate the runs; metadata columns here: {others})")
+
+
+def _pipelines_with_baseline(docs: pd.DataFrame, baseline: str,
+                             label: dict[str, Any]) -> list[Any]:
+    """The pipelines of one ``by`` group in order of first appearance; the baseline among them."""
+    pipelines = list(dict.fromkeys(docs.index.get_level_values("pipeline")))
+    if baseline not in pipelines:
+        where = f" for {label}" if label else ""
+        raise ValidationError(f"baseline must be a pipeline of entities{where}; found "
+                              f"{baseline!r} absent from the pipelines {pipelines}")
+    return pipelines
+
+
+def _pipeline_drop(label: dict[str, Any], name: Any, variant: pd.DataFrame,
+                   base: pd.DataFrame) -> dict[str, Any]:
+    """One pipeline's row: documents compared and excluded, both accuracies, drop and tier.
+
+    ``variant`` and ``base`` hold per document the evaluated weight ``w`` and weighted
+    similarity ``ws``; only the documents in both are compared. An undefined drop warns
+    (stacklevel: the caller of :func:`degradation_tiers`).
+    """
+    common = variant.index.intersection(base.index, sort=False)
+    row = {**label, "pipeline": name, "n_documents": len(common),
+           "n_only_pipeline": len(variant.index.difference(base.index, sort=False)),
+           "n_only_baseline": len(base.index.difference(variant.index, sort=False))}
+    b, v = base.loc[common], variant.loc[common]
+    if len(common) == 0 or not (b["w"].sum() > 0 and v["w"].sum() > 0):
+        reason = ("no document in both it and the baseline" if len(common) == 0
+                  else "no evaluated entity (only TN rows)")
+        warnings.warn(f"degradation_tiers: the drop of pipeline {name!r}"
+                      f"{' for ' + str(label) if label else ''} is undefined: {reason}; "
+                      "its accuracy, drop and tier are missing",
+                      UndefinedMetricWarning, stacklevel=3)
+        row.update(baseline_accuracy=np.nan, accuracy=np.nan, drop=np.nan, tier=None)
+    else:
+        base_acc = float(b["ws"].sum() / b["w"].sum())
+        acc = float(v["ws"].sum() / v["w"].sum())
+        row.update(baseline_accuracy=base_acc, accuracy=acc, drop=base_acc - acc,
+                   tier=_tier(base_acc - acc))
+    return row

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -375,42 +376,14 @@ def auroc_vs_woa(runs: pd.DataFrame, *, label: str | Sequence[str] | None = None
     >>> [t.get_text() for t in fig.legends[1].get_texts()]  # tiers as shapes, beside
     ['clean', 'high']
     """
-    if not isinstance(runs, pd.DataFrame):
-        raise ValidationError(f"runs must be a DataFrame from compare_runs; found "
-                              f"{type(runs).__name__}")
-    absent = [c for c in ("woa", "auroc") if c not in runs.columns]
-    if absent:
-        raise ValidationError(f"runs must have the columns 'woa' and 'auroc'; found {absent} "
-                              "absent")
+    _check_runs_columns(runs)
     columns = _label_columns(runs, label)
     created = ax is None
     fig, ax = _axes(ax, (6.4, 4.6))
     placed = runs[runs["woa"].notna() & runs["auroc"].notna()]
-    colour_key = (placed[columns[0]].map(_plain) if columns
-                  else pd.Series("run", index=placed.index))
-    rest_key = pd.Series([" / ".join(_plain(row[c]) for c in columns[1:])
-                          for _, row in placed.iterrows()], index=placed.index, dtype=object)
-    from matplotlib import colormaps
-    from matplotlib.lines import Line2D
-
-    cmap = colormaps["tab10"]
-    colours = {k: cmap(i % 10) for i, k in enumerate(dict.fromkeys(colour_key))}
-    # the other label columns as marker shapes when few enough (no text to overprint),
-    # else as text labels placed where they overlap nothing already drawn
-    rests = list(dict.fromkeys(rest_key)) if len(columns) > 1 else []
-    use_markers = 0 < len(rests) <= len(_MARKERS)
-    markers = {r: (_MARKERS[i] if use_markers else "o") for i, r in enumerate(rests)}
+    styles = _run_styles(placed, columns)
     has_ci = {"woa_low", "woa_high", "auroc_low", "auroc_high"} <= set(runs.columns)
-    for index, row in placed.iterrows():
-        x, y = float(row["woa"]), float(row["auroc"])
-        colour = colours[colour_key[index]]
-        if has_ci:
-            xerr = np.abs([[x - row["woa_low"]], [row["woa_high"] - x]])
-            yerr = np.abs([[y - row["auroc_low"]], [row["auroc_high"] - y]])
-            ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt="none", ecolor=colour, alpha=0.5,
-                        lw=1)
-        ax.scatter([x], [y], color=colour, s=34, zorder=3, edgecolors="white", linewidths=0.5,
-                   marker=markers.get(rest_key[index], "o"), label=colour_key[index])
+    _draw_runs(ax, placed, styles, has_ci)
     ax.axhline(0.5, color="0.55", lw=1, ls=":")
     if len(placed) < len(runs):
         ax.text(0.02, 0.02, f"{len(runs) - len(placed)} runs without WOA or AUROC not shown",
@@ -418,30 +391,99 @@ def auroc_vs_woa(runs: pd.DataFrame, *, label: str | Sequence[str] | None = None
     ax.set(xlabel="WOA (extraction accuracy)", ylabel="AUROC (confidence ranks right above "
            "wrong)")
     ax.set_title(_plain(title or "Extraction accuracy vs. confidence ranking"), fontsize=9)
+    _name_runs(fig, ax, placed, columns, styles,
+               own=created and fig.get_layout_engine() is not None)
+    return fig
+
+
+def _check_runs_columns(runs: Any) -> None:
+    """``runs`` is a DataFrame with the ``woa`` and ``auroc`` columns a point needs."""
+    if not isinstance(runs, pd.DataFrame):
+        raise ValidationError(f"runs must be a DataFrame from compare_runs; found "
+                              f"{type(runs).__name__}")
+    absent = [c for c in ("woa", "auroc") if c not in runs.columns]
+    if absent:
+        raise ValidationError(f"runs must have the columns 'woa' and 'auroc'; found {absent} "
+                              "absent")
+
+
+@dataclass(frozen=True)
+class _RunStyles:
+    """How each placed run is drawn: its colour (the first label column), its shape or text
+    label (the other label columns)."""
+
+    colour_key: pd.Series  # run -> first label value
+    rest_key: pd.Series  # run -> the other label values, joined with " / "
+    colours: dict[Any, Any]  # first label value -> colour
+    rests: list[str]  # the distinct values of rest_key, in order; [] with one label column
+    markers: dict[str, str]  # rest value -> marker shape
+    use_markers: bool  # the other columns as shapes (few values), else as text labels
+
+
+def _run_styles(placed: pd.DataFrame, columns: Sequence[str]) -> _RunStyles:
+    """Colours by the first label column; the others as marker shapes when few enough (no
+    text to overprint), else as text labels placed where they overlap nothing drawn."""
+    from matplotlib import colormaps
+
+    colour_key = (placed[columns[0]].map(_plain) if columns
+                  else pd.Series("run", index=placed.index))
+    rest_key = pd.Series([" / ".join(_plain(row[c]) for c in columns[1:])
+                          for _, row in placed.iterrows()], index=placed.index, dtype=object)
+    cmap = colormaps["tab10"]
+    colours = {k: cmap(i % 10) for i, k in enumerate(dict.fromkeys(colour_key))}
+    rests = list(dict.fromkeys(rest_key)) if len(columns) > 1 else []
+    use_markers = 0 < len(rests) <= len(_MARKERS)
+    markers = {r: (_MARKERS[i] if use_markers else "o") for i, r in enumerate(rests)}
+    return _RunStyles(colour_key, rest_key, colours, rests, markers, use_markers)
+
+
+def _draw_runs(ax: Axes, placed: pd.DataFrame, styles: _RunStyles, has_ci: bool) -> None:
+    """One point per run at (WOA, AUROC), with its bootstrap intervals as error bars."""
+    for index, row in placed.iterrows():
+        x, y = float(row["woa"]), float(row["auroc"])
+        colour = styles.colours[styles.colour_key[index]]
+        if has_ci:
+            xerr = np.abs([[x - row["woa_low"]], [row["woa_high"] - x]])
+            yerr = np.abs([[y - row["auroc_low"]], [row["auroc_high"] - y]])
+            ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt="none", ecolor=colour, alpha=0.5,
+                        lw=1)
+        ax.scatter([x], [y], color=colour, s=34, zorder=3, edgecolors="white", linewidths=0.5,
+                   marker=styles.markers.get(styles.rest_key[index], "o"),
+                   label=styles.colour_key[index])
+
+
+def _name_runs(fig: Figure, ax: Axes, placed: pd.DataFrame, columns: Sequence[str],
+               styles: _RunStyles, *, own: bool) -> None:
+    """The colour legend, then the other label columns as a shape legend or as text beside
+    the points.
+
+    Legends go beside the axes, where no point can be: with a figure of its own (``own``),
+    as figure legends the constrained layout makes room for; in a caller's axes, inside
+    them.
+    """
+    from matplotlib.lines import Line2D
+
     handles = [Line2D([], [], ls="", marker="o", color=c, label=_plain(k))
-               for k, c in colours.items()]
+               for k, c in styles.colours.items()]
     handles.append(Line2D([], [], color="0.55", lw=1, ls=":", label="chance ranking"))
-    own = created and fig.get_layout_engine() is not None
     style = {"fontsize": 7, "frameon": False, "title_fontsize": 7}
-    # beside the axes, where no point can be: with a figure of its own, as figure legends
-    # the constrained layout makes room for; in a caller's axes, inside them
     first_title = _plain(columns[0]) if columns else None
     if own:
         fig.legend(handles=handles, loc="outside right upper", title=first_title, **style)
     else:
         first = ax.legend(handles=handles, loc="upper left", title=first_title, **style)
-    if use_markers:
-        shapes = [Line2D([], [], ls="", marker=markers[r], color="0.3", label=r) for r in rests]
+    if styles.use_markers:
+        shapes = [Line2D([], [], ls="", marker=styles.markers[r], color="0.3", label=r)
+                  for r in styles.rests]
         shape_title = " / ".join(map(_plain, columns[1:]))
         if own:
             fig.legend(handles=shapes, loc="outside right lower", title=shape_title, **style)
         else:
             ax.add_artist(first)
             ax.legend(handles=shapes, loc="lower right", title=shape_title, **style)
-    elif rests:
-        _place_labels(ax, [(float(r["woa"]), float(r["auroc"]), rest_key[i])
+    elif styles.rests:
+        _place_labels(ax, [(float(r["woa"]), float(r["auroc"]), styles.rest_key[i])
                            for i, r in placed.iterrows()])
-    return fig
 
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")

@@ -71,6 +71,7 @@ def _dateutil_date(text: str, dayfirst: bool, yearfirst: bool) -> date | None:
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _parse_date_cached(text: str, dayfirst: bool) -> date | None:
+    """The calendar date a string writes, by the first rule whose form it has; None if not."""
     s = text if text.isascii() else unicodedata.normalize("NFKC", text)
     s = s.strip()
     if len(s) == 10 and s[4] == "-" and s[7] == "-":
@@ -84,37 +85,56 @@ def _parse_date_cached(text: str, dayfirst: bool) -> date | None:
         return None
     m = _YEAR_FIRST_RE.match(s)
     if m:
-        # Year first fixes the order to year-month-day: dayfirst is never applied here
-        # (dateutil would read "2024-03-01" with dayfirst=True as 3 January).
-        rest = s[m.end():]
-        if not rest:
-            return _valid_date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
-        try:
-            return datetime.fromisoformat(s).date()
-        except ValueError:
-            return _dateutil_date(s, dayfirst=False, yearfirst=True)
+        return _year_first_date(s, m)
     m = _COMPACT_ISO_RE.fullmatch(s)
     if m:
         return _valid_date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
     m = _NUMERIC_DATE_RE.fullmatch(s)
     if m:
-        a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
-        # One reading, chosen by dayfirst; the other only when the first cannot be a date
-        # because a number exceeds 12 (then only one reading exists). This is dateutil's
-        # rule, never "whichever matches the other value".
-        first = _valid_date(year, b, a) if dayfirst else _valid_date(year, a, b)
-        if first is not None or (a <= 12 and b <= 12):
-            return first
-        return _valid_date(year, a, b) if dayfirst else _valid_date(year, b, a)
+        return _numeric_date(int(m.group(1)), int(m.group(3)), int(m.group(4)), dayfirst)
     for pattern in _MONTH_NAME_RES:
         m = pattern.fullmatch(s)
         if m:
             month = _MONTHS[m.group("month").lower()]
             return _valid_date(int(m.group("year")), month, int(m.group("day")))
+    return _other_date(s, dayfirst)
+
+
+def _year_first_date(s: str, m: re.Match[str]) -> date | None:
+    """A date that starts year, month, day ("2024-03-01", "2024/3/1", an ISO datetime).
+
+    Year first fixes the order to year-month-day: dayfirst is never applied here (dateutil
+    would read "2024-03-01" with dayfirst=True as 3 January).
+    """
+    if m.end() == len(s):
+        return _valid_date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+    try:
+        return datetime.fromisoformat(s).date()
+    except ValueError:
+        return _dateutil_date(s, dayfirst=False, yearfirst=True)
+
+
+def _numeric_date(a: int, b: int, year: int, dayfirst: bool) -> date | None:
+    """A numeric date "a/b/year" (or with "-" or "."): month first, or day first with
+    ``dayfirst``.
+
+    One reading, chosen by dayfirst; the other only when the first cannot be a date because
+    a number exceeds 12 (then only one reading exists). This is dateutil's rule, never
+    "whichever matches the other value".
+    """
+    first = _valid_date(year, b, a) if dayfirst else _valid_date(year, a, b)
+    if first is not None or (a <= 12 and b <= 12):
+        return first
+    return _valid_date(year, a, b) if dayfirst else _valid_date(year, b, a)
+
+
+def _other_date(s: str, dayfirst: bool) -> date | None:
+    """Any other form, read by dateutil; a leading year (or yyyymmdd) is ISO order.
+
+    "Fri 2024-03-01", "2024 03 01", "20240301T000000" are never re-read day-first.
+    """
     leading = _FIRST_NUMBER_RE.search(s)
     if leading is not None and len(leading.group()) in (4, 8):
-        # A leading year (or yyyymmdd) is ISO order whatever surrounds it ("Fri 2024-03-01",
-        # "2024 03 01", "20240301T000000"): never re-read day-first.
         return _dateutil_date(s, dayfirst=False, yearfirst=True)
     return _dateutil_date(s, dayfirst=dayfirst, yearfirst=False)
 

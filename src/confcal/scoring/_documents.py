@@ -506,15 +506,7 @@ def paired_documents(
     recent = {} if recent is None else recent
     limits = check_limits(limits)
     truth_path, pred_path = Path(truth_path), Path(pred_path)
-    preds = _iter_documents(pred_path, limits)
-    pending = next(preds, None)
-    if pending is None and not allow_empty:
-        kind = "folder" if pred_path.is_dir() else "file"
-        raise _invalid(Where(str(pred_path)), f"the prediction {kind} must hold at least one "
-                       "document; found none (allow_empty=True, --allow-empty on the command "
-                       "line, scores every truth value as missing)")
-    consumed = 0  # prediction records paired in lockstep, read in file order
-    index: _PredictionIndex | None = None
+    predictions = _PairedPredictions(pred_path, limits, allow_empty)
     ordinal = -1
     try:
         for ordinal, (doc_id, truth, t_where) in enumerate(_iter_documents(truth_path,
@@ -524,35 +516,68 @@ def paired_documents(
                     t_where, f"doc_id must be unique; found {doc_id!r} again (first as "
                     f"document {recent[doc_id].ordinal + 1} of {truth_path.name})",
                     doc_id=doc_id, index=ordinal)
-            pred: dict[str, Any] | None = None
-            p_where: Where | None = None
-            if index is None and pending is not None and pending[0] == doc_id:
-                _, pred, p_where = pending
-                pending = next(preds, None)
-                consumed += 1
-            elif index is None and pending is not None:
-                index = _PredictionIndex(pred_path, limits)
-            if index is not None:
-                hit = index.get(doc_id)
-                if hit is not None:
-                    pred, p_where = hit
+            pred, p_where = predictions.pair(doc_id)
             recent[doc_id] = Read(t_where, p_where, ordinal)
             if len(recent) > keep:
                 del recent[next(iter(recent))]
             yield doc_id, truth, pred
         if ordinal < 0:
             raise _invalid(Where(str(truth_path)), "must hold at least one document; found none")
-        if index is None and pending is not None:
-            # Left over after lockstep pairing: strays or repeats; the index tells which.
-            index = _PredictionIndex(pred_path, limits)
-        if index is not None:
-            count, stray, line = index.unused(consumed)
-            if count:
-                where = (Where(str(pred_path), line) if line
-                         else Where(str(pred_path / f"{stray}.json")))
-                raise _invalid(
-                    where, f"every predicted doc_id must be in the truth ({truth_path}); "
-                    f"found {count} that are not, first {stray!r}", doc_id=stray)
+        predictions.check_all_paired(truth_path)
     finally:
-        if index is not None:
-            index.close()
+        predictions.close()
+
+
+class _PairedPredictions:
+    """The predictions of a file or folder, handed out for the truth doc ids in turn.
+
+    Read in lockstep, one record in memory, while they come in the truth's order; at the
+    first out-of-order or absent prediction, indexed (:class:`_PredictionIndex`) and read
+    by seeking. The records paired in lockstep so far stay valid.
+    """
+
+    def __init__(self, path: Path, limits: InputLimits, allow_empty: bool) -> None:
+        self.path = path
+        self.limits = limits
+        self._records = _iter_documents(path, limits)
+        self._pending = next(self._records, None)
+        if self._pending is None and not allow_empty:
+            kind = "folder" if path.is_dir() else "file"
+            raise _invalid(Where(str(path)), f"the prediction {kind} must hold at least one "
+                           "document; found none (allow_empty=True, --allow-empty on the "
+                           "command line, scores every truth value as missing)")
+        self._consumed = 0  # records paired in lockstep, read in file order
+        self._index: _PredictionIndex | None = None
+
+    def pair(self, doc_id: Any) -> tuple[dict[str, Any] | None, Where | None]:
+        """The prediction of ``doc_id`` and where it was read; (None, None) without one."""
+        pending = self._pending
+        if self._index is None and pending is not None:
+            if pending[0] == doc_id:
+                self._pending = next(self._records, None)
+                self._consumed += 1
+                return pending[1], pending[2]
+            self._index = _PredictionIndex(self.path, self.limits)
+        if self._index is None:
+            return None, None
+        hit = self._index.get(doc_id)
+        return (None, None) if hit is None else hit
+
+    def check_all_paired(self, truth_path: Path) -> None:
+        """Every prediction was handed out: none with a doc id absent from the truth."""
+        if self._index is None and self._pending is not None:
+            # Left over after lockstep pairing: strays or repeats; the index tells which.
+            self._index = _PredictionIndex(self.path, self.limits)
+        if self._index is None:
+            return
+        count, stray, line = self._index.unused(self._consumed)
+        if count:
+            where = (Where(str(self.path), line) if line
+                     else Where(str(self.path / f"{stray}.json")))
+            raise _invalid(
+                where, f"every predicted doc_id must be in the truth ({truth_path}); "
+                f"found {count} that are not, first {stray!r}", doc_id=stray)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()

@@ -39,49 +39,110 @@ def _number_error(text: Any, reason: str) -> ValidationError:
 
 
 def _parse_number_str(text: str, decimal: str) -> float:
-    s = text if text.isascii() else unicodedata.normalize("NFKC", text).replace("\u2212", "-")
-    s = _CURRENCY_RE.sub("", s).strip()
-    negative = False
+    """The number a string writes, by the rules below in turn; ValidationError if none.
+
+    Each rule takes what the previous one left: currency stripped, then the sign (accounting
+    parentheses, percent unit, leading sign), then the exponent, the decimal mark, the digit
+    groups, and last the digits themselves.
+    """
+    s = _strip_currency(text)
+    negative, s = _strip_parentheses(s)
+    s = _strip_percent(s)
+    negative, s = _strip_sign(s, negative, text)
+    mantissa, exponent = _split_exponent(s)
+    int_part, frac = _split_decimal_mark(mantissa, decimal, text)
+    int_part = _join_digit_groups(int_part, decimal, text)
+    value = _digits_value(int_part, frac, exponent, text)
+    return -value if negative else value
+
+
+def _strip_currency(text: str) -> str:
+    """NFKC-folded text (Unicode minus as "-") without currency symbols and ISO codes."""
+    if text.isascii():
+        # In ASCII the pattern needs a "$" or a capital letter: without either there is
+        # nothing to strip, and the regular expression (most of a parse's time) is skipped.
+        if "$" not in text and text == text.lower():
+            return text.strip()
+        s = text
+    else:
+        s = unicodedata.normalize("NFKC", text).replace("\u2212", "-")
+    return _CURRENCY_RE.sub("", s).strip()
+
+
+def _strip_parentheses(s: str) -> tuple[bool, str]:
+    """Accounting parentheses: "(12.00)" is negative, the inside read on."""
     if s.startswith("(") and s.endswith(")"):
-        negative = True
-        s = s[1:-1].strip()
-    if s.endswith("%"):
-        # "12%" is read as the number printed, 12, not 0.12: the percent sign is the
-        # document's unit, like a currency symbol, and stickler-eval reads it the same way.
-        s = s[:-1].strip()
-    if s and s[0] in "+-":
-        if negative:
-            raise _number_error(text, "a sign inside accounting parentheses")
-        negative = s[0] == "-"
-        s = s[1:].strip()
-    m = _EXPONENT_RE.search(s)
-    exponent = m.group(0) if m else ""
-    mantissa = s[: m.start()] if m else s
-    thousands = "," if decimal == "." else "."
+        return True, s[1:-1].strip()
+    return False, s
+
+
+def _strip_percent(s: str) -> str:
+    """A trailing percent sign is dropped: "12%" is the number printed, 12, not 0.12.
+
+    The percent sign is the document's unit, like a currency symbol, and stickler-eval
+    reads it the same way.
+    """
+    return s[:-1].strip() if s.endswith("%") else s
+
+
+def _strip_sign(s: str, negative: bool, text: str) -> tuple[bool, str]:
+    """A leading "+" or "-"; refused inside accounting parentheses, which already sign."""
+    if not s or s[0] not in "+-":
+        return negative, s
+    if negative:
+        raise _number_error(text, "a sign inside accounting parentheses")
+    return s[0] == "-", s[1:].strip()
+
+
+def _split_exponent(s: str) -> tuple[str, str]:
+    """The mantissa and a trailing exponent ("e3", "E-3"; "" when none)."""
+    m = _EXPONENT_RE.search(s) if "e" in s or "E" in s else None  # most numbers have none
+    return (s[: m.start()], m.group(0)) if m else (s, "")
+
+
+def _split_decimal_mark(mantissa: str, decimal: str, text: str) -> tuple[str, str]:
+    """The integer part and the fraction: at most one decimal mark, only digits after it."""
     if mantissa.count(decimal) > 1:
         raise _number_error(text, f"more than one decimal mark {decimal!r}")
     int_part, _, frac = mantissa.partition(decimal)
     if not frac.isdigit() and frac != "":
         raise _number_error(text, "non-digits after the decimal mark")
+    return int_part, frac
+
+
+def _join_digit_groups(int_part: str, decimal: str, text: str) -> str:
+    """The integer part without its digit-group separators, which must group correctly.
+
+    The separators are the thousands mark (whichever of "," and "." is not the decimal
+    mark), spaces and apostrophes, one kind per number. Western grouping is 1-3 digits then
+    threes, Indian 1-3 then twos then a final three ("1,23,456"). Anything else is most
+    likely the other decimal convention ("1,5" with decimal="."), which must not be read
+    as fifteen.
+    """
+    if int_part.isdigit():  # no separator at all, the commonest case
+        return int_part
+    thousands = "," if decimal == "." else "."
     separators = {ch for ch in int_part if ch == thousands or ch in _GROUP_SEPARATORS}
-    if separators:
-        if len(separators) > 1:
-            raise _number_error(text, "mixed digit-group separators")
-        groups = int_part.split(separators.pop())
-        # Western grouping is 1-3 digits then threes, Indian 1-3 then twos then a final
-        # three ("1,23,456"). Anything else is most likely the other decimal convention
-        # ("1,5" with decimal="."), which must not be read as fifteen.
-        ok = (
-            1 <= len(groups[0]) <= 3
-            and len(groups[-1]) == 3
-            and all(2 <= len(g) <= 3 for g in groups[1:-1])
-            and all(g.isdigit() for g in groups)
+    if not separators:
+        return int_part
+    if len(separators) > 1:
+        raise _number_error(text, "mixed digit-group separators")
+    groups = int_part.split(separators.pop())
+    ok = (
+        1 <= len(groups[0]) <= 3
+        and len(groups[-1]) == 3
+        and all(2 <= len(g) <= 3 for g in groups[1:-1])
+        and all(g.isdigit() for g in groups)
+    )
+    if not ok:
+        raise _number_error(
+            text, f"digit groups must be separated every 3 digits with decimal={decimal!r}"
         )
-        if not ok:
-            raise _number_error(
-                text, f"digit groups must be separated every 3 digits with decimal={decimal!r}"
-            )
-        int_part = "".join(groups)
+    return "".join(groups)
+
+
+def _digits_value(int_part: str, frac: str, exponent: str, text: str) -> float:
+    """The float of digits, fraction digits and exponent; finite, and digits on one side."""
     if not (int_part.isdigit() or (int_part == "" and frac != "")):
         raise _number_error(text, "not a number")
     # int_part/frac are ASCII digits only here (isdigit also accepts e.g. superscripts, but
@@ -89,7 +150,7 @@ def _parse_number_str(text: str, decimal: str) -> float:
     value = float(f"{int_part or '0'}.{frac or '0'}{exponent}")
     if not math.isfinite(value):
         raise _number_error(text, "not finite")
-    return -value if negative else value
+    return value
 
 
 # The shapes most amounts take ("1234.5", "$1,234.50", "-$12"), read without the general

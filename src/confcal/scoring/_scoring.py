@@ -568,18 +568,8 @@ def score_documents(
     from . import _stickler
 
     stickler = _stickler.check_conventions(conventions) == "stickler-1.0"
-    truth_docs = doc_pairs(truths, "truths")
-    if not truth_docs:
-        raise ValidationError("truths must contain at least one document; found 0")
-    pred_docs = dict(doc_pairs(predictions, "predictions"))
+    truth_docs, pred_docs, doc_pos = _paired_inputs(truths, predictions)
     doc_ids = [doc_id for doc_id, _ in truth_docs]
-    doc_pos = {doc_id: i for i, doc_id in enumerate(doc_ids)}
-    stray = [doc_id for doc_id in pred_docs if doc_id not in doc_pos]
-    if stray:
-        raise ValidationError(
-            f"predictions doc ids must be doc ids of truths; found {len(stray)} absent from "
-            f"truths, first {stray[0]!r}", doc_id=stray[0]
-        )
     meta = metadata_columns(metadata, doc_ids, doc_pos)
     signature = extraction_signature(schema, conventions)
     thresholds, weights = _leaf_settings(schema)
@@ -589,52 +579,15 @@ def score_documents(
         return _signed(_stickler.score(schema, truth_docs, pred_docs, doc_ids, meta, strict),
                        signature)
 
-    names = schema.entity_fields
-    code = {name: i for i, name in enumerate(names)}
-    top: list[_TopField] = []
-    lists: list[_ItemsField] = []
-    for order, (name, spec) in enumerate(schema.fields.items()):
-        if isinstance(spec, Items):
-            lists.append(_ItemsField(name, spec, order, code[f"{name}.{next(iter(spec.fields))}"]))
-        else:
-            top.append(_TopField(name, spec, order, code[name]))
+    top, lists = _schema_fields(schema)
     known = frozenset(schema.fields)
     tally = {"docs_missing_prediction": 0, "unknown_fields": 0, "unscored_truth_fields": 0}
     pool, out = _Pool(), _Chunks()
-    empty: dict[str, Any] = {}
     truth_list: list[Mapping[str, Any]] = []
     pred_list: list[Mapping[str, Any]] = []
-
     for pos, (doc_id, truth_doc) in enumerate(truth_docs):
-        if not isinstance(truth_doc, Mapping):
-            raise ValidationError(
-                f"{doc_label(doc_id)}: the truth document must be a mapping of field names to "
-                f"values; found {type(truth_doc).__name__}", doc_id=doc_id
-            )
-        pred_doc = pred_docs.get(doc_id, _ABSENT)
-        if pred_doc is _ABSENT:
-            if strict:
-                raise ValidationError(
-                    f"{doc_label(doc_id)}: every truth document must have a prediction "
-                    "(strict=True); found none", doc_id=doc_id
-                )
-            tally["docs_missing_prediction"] += 1
-            pred_doc = empty
-        elif not isinstance(pred_doc, Mapping):
-            raise ValidationError(
-                f"{doc_label(doc_id)}: the predicted document must be a mapping of field names "
-                f"to leaves; found {type(pred_doc).__name__}", doc_id=doc_id
-            )
-        if not pred_doc.keys() <= known:
-            unknown = sorted(map(str, pred_doc.keys() - known))
-            if strict:
-                raise ValidationError(
-                    f"{doc_label(doc_id)}: predicted fields must be defined by the schema "
-                    f"(strict=True); found unknown {unknown}", doc_id=doc_id
-                )
-            tally["unknown_fields"] += len(unknown)
-        if not truth_doc.keys() <= known:
-            tally["unscored_truth_fields"] += len(truth_doc.keys() - known)
+        pred_doc = _checked_documents(doc_id, truth_doc, pred_docs.get(doc_id, _ABSENT), known,
+                                      tally, strict)
         truth_list.append(truth_doc)
         pred_list.append(pred_doc)
         for it in lists:
@@ -643,8 +596,75 @@ def score_documents(
     _flush_top_fields(top, doc_ids, truth_list, pred_list, pool, out, max_chars)
     for it in lists:
         it.flush(pool, out, tally, strict, _PAIR_BUDGET, max_chars)
-    return _signed(_assemble(pool, out, names, thresholds, weights, doc_ids, meta, tally),
-                   signature)
+    return _signed(_assemble(pool, out, schema.entity_fields, thresholds, weights, doc_ids,
+                             meta, tally), signature)
+
+
+def _paired_inputs(
+    truths: Any, predictions: Any,
+) -> tuple[list[tuple[Any, Any]], dict[Any, Any], dict[Any, int]]:
+    """The (doc_id, document) pairs of truths, the predictions by doc id, and each truth
+    doc id's position: at least one truth document, no prediction for an absent doc id."""
+    truth_docs = doc_pairs(truths, "truths")
+    if not truth_docs:
+        raise ValidationError("truths must contain at least one document; found 0")
+    pred_docs = dict(doc_pairs(predictions, "predictions"))
+    doc_pos = {doc_id: i for i, (doc_id, _) in enumerate(truth_docs)}
+    stray = [doc_id for doc_id in pred_docs if doc_id not in doc_pos]
+    if stray:
+        raise ValidationError(
+            f"predictions doc ids must be doc ids of truths; found {len(stray)} absent from "
+            f"truths, first {stray[0]!r}", doc_id=stray[0]
+        )
+    return truth_docs, pred_docs, doc_pos
+
+
+def _schema_fields(schema: Schema) -> tuple[list[_TopField], list[_ItemsField]]:
+    """The schema's top-level fields and line-item fields, each with its entity field code."""
+    code = {name: i for i, name in enumerate(schema.entity_fields)}
+    top: list[_TopField] = []
+    lists: list[_ItemsField] = []
+    for order, (name, spec) in enumerate(schema.fields.items()):
+        if isinstance(spec, Items):
+            lists.append(_ItemsField(name, spec, order, code[f"{name}.{next(iter(spec.fields))}"]))
+        else:
+            top.append(_TopField(name, spec, order, code[name]))
+    return top, lists
+
+
+def _checked_documents(doc_id: Any, truth_doc: Any, pred_doc: Any, known: frozenset[str],
+                       tally: dict[str, int], strict: bool) -> Mapping[str, Any]:
+    """One document's prediction once both sides are mappings (``{}`` for a missing
+    prediction), the fields outside the schema counted (or refused when ``strict``)."""
+    if not isinstance(truth_doc, Mapping):
+        raise ValidationError(
+            f"{doc_label(doc_id)}: the truth document must be a mapping of field names to "
+            f"values; found {type(truth_doc).__name__}", doc_id=doc_id
+        )
+    if pred_doc is _ABSENT:
+        if strict:
+            raise ValidationError(
+                f"{doc_label(doc_id)}: every truth document must have a prediction "
+                "(strict=True); found none", doc_id=doc_id
+            )
+        tally["docs_missing_prediction"] += 1
+        pred_doc = {}
+    elif not isinstance(pred_doc, Mapping):
+        raise ValidationError(
+            f"{doc_label(doc_id)}: the predicted document must be a mapping of field names "
+            f"to leaves; found {type(pred_doc).__name__}", doc_id=doc_id
+        )
+    if not pred_doc.keys() <= known:
+        unknown = sorted(map(str, pred_doc.keys() - known))
+        if strict:
+            raise ValidationError(
+                f"{doc_label(doc_id)}: predicted fields must be defined by the schema "
+                f"(strict=True); found unknown {unknown}", doc_id=doc_id
+            )
+        tally["unknown_fields"] += len(unknown)
+    if not truth_doc.keys() <= known:
+        tally["unscored_truth_fields"] += len(truth_doc.keys() - known)
+    return pred_doc
 
 
 def extraction_signature(schema: Schema, conventions: str) -> str:

@@ -642,10 +642,32 @@ def _score_items(
     tally: dict[str, int], strict: bool,
 ) -> None:
     subs = list(items.fields)
-    k = len(subs)
     truth_items = _item_list(truth_doc.get(name), doc_id, name, "the truth value")
     pred_items = _item_list(pred_doc.get(name), doc_id, name, "the prediction")
-    known = frozenset(subs)
+    _tally_item_fields(truth_items, pred_items, frozenset(subs), doc_id, name, tally, strict)
+    if truth_items is None or pred_items is None:
+        _count_whole_lists(table, truth_items, pred_items, len(subs))
+        return
+    truth_cols = [
+        [_truth_value(item.get(s), doc_id, f"{name}[{i}].{s}")
+         for i, item in enumerate(truth_items)]
+        for s in subs
+    ]
+    pred_cols, conf_cols = _pred_item_columns(pred_items, subs, doc_id, name)
+    sim = _item_similarity(specs, truth_cols, pred_cols)
+    good = _gated_pairs(table, sim, len(subs))
+    for i, j in good:
+        for k_sub, (spec, code) in enumerate(zip(specs, codes, strict=True)):
+            t, p = truth_cols[k_sub][i], pred_cols[k_sub][j]
+            table.add(pos, code, i, j, t, p, conf_cols[k_sub][j], item_leaf(spec, t, p), spec,
+                      items.weight * spec.weight)
+
+
+def _tally_item_fields(truth_items: list[Any] | None, pred_items: list[Any] | None,
+                       known: frozenset[str], doc_id: Any, name: str, tally: dict[str, int],
+                       strict: bool) -> None:
+    """Count the item sub-fields the schema does not define (an error in predictions when
+    ``strict``)."""
     for item in truth_items or ():
         tally["unscored_truth_fields"] += len(item.keys() - known)
     for j, item in enumerate(pred_items or ()):
@@ -656,45 +678,49 @@ def _score_items(
                 f"the schema (strict=True); found unknown {sorted(map(str, extra))}",
                 doc_id=doc_id, field=f"{name}[{j}]")
         tally["unknown_fields"] += len(extra)
-    if truth_items is None or pred_items is None:
-        # An empty list on one side: the other side's items are counted whole.
-        if truth_items is None and pred_items is None:
-            table.whole[_TN] += 1
-        elif truth_items is None:
-            table.whole[_FA] += len(pred_items or ())
-            table.excluded += k * len(pred_items or ())
-        else:
-            table.whole[_FN] += len(truth_items)
-            table.excluded += k * len(truth_items)
-        return
-    truth_cols = [
-        [_truth_value(item.get(s), doc_id, f"{name}[{i}].{s}")
-         for i, item in enumerate(truth_items)]
-        for s in subs
-    ]
+
+
+def _count_whole_lists(table: _Table, truth_items: list[Any] | None,
+                       pred_items: list[Any] | None, k: int) -> None:
+    """An empty list on one side: the other side's items are counted whole, not by leaf."""
+    if truth_items is None and pred_items is None:
+        table.whole[_TN] += 1
+    elif truth_items is None:
+        table.whole[_FA] += len(pred_items or ())
+        table.excluded += k * len(pred_items or ())
+    else:
+        table.whole[_FN] += len(truth_items)
+        table.excluded += k * len(truth_items)
+
+
+def _pred_item_columns(pred_items: list[Any], subs: list[str], doc_id: Any,
+                       name: str) -> tuple[list[list[Any]], list[list[float]]]:
+    """Per sub-field, the predicted items' values and confidences."""
     pred_cols, conf_cols = [], []
     for s in subs:
         parsed = [_pred_value(item.get(s), doc_id, f"{name}[{j}].{s}")
                   for j, item in enumerate(pred_items)]
         pred_cols.append([v for v, _ in parsed])
         conf_cols.append([c for _, c in parsed])
-    m, n = len(truth_items), len(pred_items)
-    sim = _item_similarity(specs, truth_cols, pred_cols)
+    return pred_cols, conf_cols
+
+
+def _gated_pairs(table: _Table, sim: np.ndarray, k: int) -> list[tuple[int, int]]:
+    """The assigned pairs at or above the match gate; the rest counted as excluded leaves.
+
+    When no pair passes the gate the list is counted by items, not leaves, and no pair is
+    returned.
+    """
+    m, n = sim.shape
     pairs = assign(sim)
     good = [(i, j) for i, j in pairs if sim[i, j] >= MATCH_THRESHOLD]
     dropped = len(pairs) - len(good) + (m - len(pairs)) + (n - len(pairs))
     table.excluded += k * dropped
     if not good:
-        # No pair passed the gate: the list is counted by items, not leaves.
         table.whole[_FD] += len(pairs)
         table.whole[_FA] += n - len(pairs)
         table.whole[_FN] += m - len(pairs)
-        return
-    for i, j in good:
-        for k_sub, (spec, code) in enumerate(zip(specs, codes, strict=True)):
-            t, p = truth_cols[k_sub][i], pred_cols[k_sub][j]
-            table.add(pos, code, i, j, t, p, conf_cols[k_sub][j], item_leaf(spec, t, p), spec,
-                      items.weight * spec.weight)
+    return good
 
 
 def score(

@@ -136,6 +136,14 @@ def match_items(
     ...             fields)
     [(0, 0, 0.5), (None, 1, 0.0)]
     """
+    spec = _items_spec(fields, match_threshold)
+    _check_item_lists(truth_items, pred_items)
+    entities = _score_one_document(spec, truth_items, pred_items)
+    return _pairs_from_entities(entities, spec)
+
+
+def _items_spec(fields: Any, match_threshold: float | None) -> Items:
+    """The sub-fields as one :class:`Items`, with ``match_threshold`` when one is given."""
     if isinstance(fields, Items):
         spec = fields
     elif isinstance(fields, Mapping):
@@ -145,6 +153,11 @@ def match_items(
             f"fields must be Items or a mapping of str to Field; found {fields!r}")
     if match_threshold is not None:
         spec = Items(spec.fields, match_threshold=match_threshold)
+    return spec
+
+
+def _check_item_lists(truth_items: Any, pred_items: Any) -> None:
+    """Both sides are lists (or tuples) of mappings."""
     for label, items in (("truth_items", truth_items), ("pred_items", pred_items)):
         if not isinstance(items, (list, tuple)):
             raise ValidationError(f"{label} must be a list of items (mappings); found {items!r}")
@@ -152,7 +165,12 @@ def match_items(
             if not isinstance(item, Mapping):
                 raise ValidationError(
                     f"{label}[{i}] must be a mapping of sub-fields; found {item!r}")
-    # The scorer's one-document case: the same kernels, evidence rule and assignment.
+
+
+def _score_one_document(spec: Items, truth_items: Sequence[Mapping[str, Any]],
+                        pred_items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The entity table of one document holding the items: the scorer's kernels, evidence
+    rule and assignment. Its errors are reworded to name ``truth_items``/``pred_items``."""
     from ._scoring import score_documents
     from .schema import Schema
 
@@ -163,7 +181,7 @@ def match_items(
                                [(0, {"items": list(pred)})]).entities
 
     try:
-        entities = score(pred_items)
+        return score(pred_items)
     except ValidationError as exc:
         # The scorer names the field (items[i].Sub for a value, items.Sub for a comparator)
         # and what was wrong; a value's list is the one that still fails on its own.
@@ -179,12 +197,19 @@ def match_items(
         else:
             where = f"field {field.removeprefix('items.')}" if field else "items"
         raise ValidationError(f"{where}: {problem}", field=where) from None
+
+
+def _pairs_from_entities(entities: pd.DataFrame,
+                         spec: Items) -> list[tuple[int | None, int | None, float]]:
+    """The pairs of the entity table with their item similarity, then the unpaired items.
+
+    The item similarity is summed back from the sub-field rows by :func:`item_similarity`'s
+    rule: over the cells with evidence (a TN row is a cell empty on both sides).
+    """
     truth_index = entities["truth_index"].to_numpy(dtype=np.int64, na_value=-1)
     pred_index = entities["pred_index"].to_numpy(dtype=np.int64, na_value=-1)
     weight = entities["field"].map(
         {f"items.{name}": sub.weight for name, sub in spec.fields.items()}).to_numpy(np.float64)
-    # item similarity over the cells with evidence (item_similarity's rule): a TN row is a
-    # cell empty on both sides
     weight = np.where((entities["outcome"] != "TN").to_numpy(), weight, 0.0)
     gain = weight * entities["similarity"].to_numpy(np.float64)
     pairs: dict[tuple[int, int], list[float]] = {}
