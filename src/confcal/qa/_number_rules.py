@@ -364,6 +364,11 @@ def _all_but(sets: Sequence[frozenset[str]], i: int) -> frozenset[str]:
     return frozenset().union(*(s for j, s in enumerate(sets) if j != i))
 
 
+def _most_shared(bounds: Sequence[qt.Bound], words: frozenset[str]) -> qt.Bound:
+    """The (first) number with most of ``words`` among its labels."""
+    return max(bounds, key=lambda b: len(_labels(b) & words))
+
+
 def pair_order_rule(case: NumberCase, candidates: Candidates) -> Verdict | Candidates:
     """``pair-order``: several numbers must each keep their own words.
 
@@ -377,9 +382,7 @@ def pair_order_rule(case: NumberCase, candidates: Candidates) -> Verdict | Candi
         return candidates
     labels = [_labels(b) for b in case.reference_bound]
     own = [labels[i] - _all_but(labels, i) for i in range(len(labels))]
-    # the answer's number with most of each reference number's own words
-    chosen = [max(bs, key=lambda b, mine=mine: len(_labels(b) & mine))
-              for bs, mine in zip(candidates.found, own, strict=True)]
+    chosen = [_most_shared(bs, mine) for bs, mine in zip(candidates.found, own, strict=True)]
     confirmed = []
     for i, b in enumerate(chosen):
         words, others = _labels(b), _all_but(own, i)

@@ -16,6 +16,7 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from statistics import NormalDist
 from typing import Any
 
@@ -380,8 +381,8 @@ def accuracy_table(records: Records, verdicts: Verdicts, *,
     breakdowns = []
     for columns in groupings:
         type_rule = docbench and columns == ("qtype",)
-        codes = _group_codes(frame, columns, _type_labels(frame) if type_rule else None)
-        breakdowns.append((columns, type_rule, codes))
+        coded = _group_codes(frame, columns, _type_labels(frame) if type_rule else None)
+        breakdowns.append((columns, type_rule, coded))
     systems: list[Any] = ([None] if "system" not in frame.columns
                           else sorted(frame["system"].unique(), key=str))
     rows: list[dict[str, Any]] = []
@@ -392,7 +393,7 @@ def accuracy_table(records: Records, verdicts: Verdicts, *,
         rows.append(tally.row(head, "overall", "all", part))
         for columns, type_rule, (keys, index, codes) in breakdowns:
             present = {keys[i] for i in np.flatnonzero(part)}
-            for key in sorted(present, key=lambda k, c=columns: _sort_key(c, k)):
+            for key in sorted(present, key=partial(_sort_key, columns)):
                 rows.append(tally.row(head, "+".join(columns), ", ".join(key),
                                       part & (codes == index[key]), type_rule))
     table = _with_accuracy(pd.DataFrame(rows), NormalDist().inv_cdf(0.5 + level / 2),
