@@ -40,6 +40,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -342,54 +343,72 @@ def _model_line(judge: Any) -> str | None:
             f"{c['failed']:,} failed, {c['not_asked']:,} empty answers not asked")
 
 
-def _qa(args: argparse.Namespace) -> int:
-    from .docqa import accuracy_table, cascade_table, judge_records
+@dataclass(frozen=True)
+class _Tables:
+    """Everything ``confcal qa`` reports, computed before anything is written."""
 
-    records, source = _load(args)
-    judge, judge_name = _judge(args)
-    print(f"judging {len(records):,} answers from {source} with the {judge_name}",
-          file=sys.stderr)
+    judged: Any  # the records with their verdicts
+    accuracy: Any
+    human: str | None  # the column the verdicts are compared with
+    agreement: Any  # None without such a column
+    decided: Any  # who decided what, with --judge cascade
+    calibration: Any  # None without confidences
+    bins: Any
+
+
+def _judged(records: Any, judge: Any) -> Any:
+    from .docqa import judge_records
+
+    if judge is None:  # --judge official: the verdicts the source carries
+        return records.rename(columns=lambda c: "verdict" + c[len("docbench"):]
+                              if c.startswith("docbench") and c != "docbench_type" else c)
+    return judge_records(records, judge)
+
+
+def _human_column(args: argparse.Namespace, judged: Any) -> str | None:
+    """--human, else 'human' or the official 'docbench' verdicts when the records have them."""
+    default = ("human" if "human" in judged.columns
+               else "docbench" if "docbench" in judged.columns else None)
+    human = args.human if args.human is not None else default
+    if human is not None and human not in judged.columns:
+        raise ValidationError(
+            f"--human must name a column of the records; found {human!r}, not among "
+            f"{', '.join(map(str, judged.columns))}")
+    return human
+
+
+def _tables(args: argparse.Namespace, records: Any, judge: Any) -> _Tables:
+    from .docqa import accuracy_table, cascade_table
+
+    judged = _judged(records, judge)
+    accuracy = accuracy_table(judged, "verdict", by=args.by, convention=args.convention)
+    human = _human_column(args, judged)
+    agreement = _agreement(judged, human) if human is not None else None
+    decided = cascade_table(judged, "verdict") if args.judge == "cascade" else None
+    has_confidence = ("confidence" in judged.columns
+                      and bool(judged["confidence"].notna().any()))
+    calibration, bins = (_calibration(judged, args.budgets, args.n_bins)
+                         if has_confidence else (None, None))
+    return _Tables(judged, accuracy, human, agreement, decided, calibration, bins)
+
+
+def _computed(args: argparse.Namespace, records: Any, judge: Any) -> tuple[_Tables, list[str]]:
+    """The tables, and the library's warnings on the way: printed, and kept as notes."""
     notes: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
-        if judge is None:  # --judge official: the verdicts the source carries
-            judged = records.rename(columns=lambda c: "verdict" + c[len("docbench"):]
-                                    if c.startswith("docbench") and c != "docbench_type"
-                                    else c)
-        else:
-            judged = judge_records(records, judge)
-        accuracy = accuracy_table(judged, "verdict", by=args.by, convention=args.convention)
-        default = ("human" if "human" in judged.columns
-                   else "docbench" if "docbench" in judged.columns else None)
-        human = args.human if args.human is not None else default
-        if human is not None and human not in judged.columns:
-            raise ValidationError(
-                f"--human must name a column of the records; found {human!r}, not among "
-                f"{', '.join(map(str, judged.columns))}")
-        agreement = _agreement(judged, human) if human is not None else None
-        decided = cascade_table(judged, "verdict") if args.judge == "cascade" else None
-        has_confidence = ("confidence" in judged.columns
-                          and bool(judged["confidence"].notna().any()))
-        calibration, bins = (_calibration(judged, args.budgets, args.n_bins)
-                             if has_confidence else (None, None))
+        tables = _tables(args, records, judge)
     for w in caught:
         if issubclass(w.category, UndefinedMetricWarning):
             print(f"confcal: warning: {w.message}", file=sys.stderr)
             notes.append(f"Warning: {w.message}")
         else:  # not ours to swallow
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return tables, notes
 
-    counts = judged["verdict_status"].value_counts()
-    failed = int(counts.get("failed", 0))
-    summary = (f"{len(judged):,} answers: {counts.get('correct', 0):,} right, "
-               f"{counts.get('wrong', 0):,} wrong, {counts.get('undecided', 0):,} undecided, "
-               f"{counts.get('unparseable', 0):,} unparseable, {failed:,} failed (the last "
-               f"three are counted apart, never as right or wrong)")
-    files = {"verdicts.csv": judged.to_csv(index=False),
-             "accuracy.csv": accuracy.to_csv(index=False)}
-    md = [f"# confcal qa: {_text(source)}", "", f"Judge: {_text(judge_name)}. {summary}.", ""]
-    if args.demo:
-        md += [_DEMO_NOTE, ""]
+
+def _accuracy_section(args: argparse.Namespace, view: Any) -> list[str]:
+    """The report's accuracy tables, overall and by each breakdown, with how they count."""
     if args.convention == "docbench":
         explain = ("Accuracy as the official DocBench notebook aggregates it: every answer "
                    "counts, read from the first 20 characters of the judge's reply (a 1 there "
@@ -400,35 +419,93 @@ def _qa(args: argparse.Namespace) -> int:
         explain = ("Accuracy = right / (right + wrong), with 95% Wilson intervals; undecided, "
                    "unparseable and failed verdicts are left out of it and counted in their "
                    "own columns.")
-    md += ["## Accuracy", "", explain, ""]
-    view = _accuracy_view(accuracy)
+    md = ["## Accuracy", "", explain, ""]
     for by in dict.fromkeys(view["by"]):
         md += [f"### {'Overall' if by == 'overall' else 'By ' + _text(by)}", "",
                _markdown(view[view["by"] == by].drop(columns=["by"])), ""]
-    if decided is not None:
-        files["decided.csv"] = decided.to_csv(index=False)
+    return md
+
+
+def _other_sections(args: argparse.Namespace, t: _Tables, files: dict[str, str]
+                    ) -> list[str]:
+    """The report's sections after accuracy, adding each one's CSV to ``files``."""
+    md: list[str] = []
+    if t.decided is not None:
+        files["decided.csv"] = t.decided.to_csv(index=False)
         md += ["## Who decided", "",
                ("The cascade: the rule judge's verdicts, and the model judge's on the answers "
-                "the rule judge left undecided."), "", _markdown(decided), ""]
-    if agreement is not None:
-        files["agreement.csv"] = agreement.to_csv(index=False)
-        official = args.eval_output is not None and human == "docbench"
+                "the rule judge left undecided."), "", _markdown(t.decided), ""]
+    if t.agreement is not None:
+        files["agreement.csv"] = t.agreement.to_csv(index=False)
+        official = args.eval_output is not None and t.human == "docbench"
         md += ["## Judge vs the official verdicts" if official else "## Judge vs human", "",
-               (f"Verdicts of the judge against the {_code(human)} column, on the answers "
+               (f"Verdicts of the judge against the {_code(t.human)} column, on the answers "
                 "both decided (Cohen's kappa corrects the agreement for chance)."), "",
-               _markdown(agreement), ""]
-    if calibration is not None:
-        files["calibration.csv"] = calibration.to_csv(index=False)
+               _markdown(t.agreement), ""]
+    if t.calibration is not None:
+        files["calibration.csv"] = t.calibration.to_csv(index=False)
         md += ["## Calibration", "",
                ("Answers with a confidence and a decided verdict, through "
                "`confcal.calibration_report`: does the confidence separate right answers "
-               "from wrong ones?"), "", _markdown(calibration), ""]
-        if bins is not None:
-            files["reliability.csv"] = bins.to_csv(index=False)
-            md += ["### Reliability bins (equal-mass)", "", _markdown(bins), ""]
+               "from wrong ones?"), "", _markdown(t.calibration), ""]
+        if t.bins is not None:
+            files["reliability.csv"] = t.bins.to_csv(index=False)
+            md += ["### Reliability bins (equal-mass)", "", _markdown(t.bins), ""]
+    return md
+
+
+def _files(args: argparse.Namespace, source: str, judge_name: str, t: _Tables, view: Any,
+           notes: list[str]) -> dict[str, str]:
+    """Every output file's text: the CSV tables and report.md with all of them."""
+    counts = t.judged["verdict_status"].value_counts()
+    summary = (f"{len(t.judged):,} answers: {counts.get('correct', 0):,} right, "
+               f"{counts.get('wrong', 0):,} wrong, {counts.get('undecided', 0):,} undecided, "
+               f"{counts.get('unparseable', 0):,} unparseable, "
+               f"{int(counts.get('failed', 0)):,} failed (the last three are counted apart, "
+               f"never as right or wrong)")
+    files = {"verdicts.csv": t.judged.to_csv(index=False),
+             "accuracy.csv": t.accuracy.to_csv(index=False)}
+    md = [f"# confcal qa: {_text(source)}", "", f"Judge: {_text(judge_name)}. {summary}.", ""]
+    if args.demo:
+        md += [_DEMO_NOTE, ""]
+    md += _accuracy_section(args, view)
+    md += _other_sections(args, t, files)
     if notes:
         md += ["## Notes", "", *[f"- {_text(n)}" for n in notes], ""]
     files["report.md"] = "\n".join(md)
+    return files
+
+
+def _print_tables(t: _Tables) -> None:
+    """One line per system for each of the cascade, agreement and calibration tables."""
+    if t.decided is not None:
+        for row in t.decided.to_dict(orient="records"):
+            who = f"{row['system']}: " if "system" in row else ""
+            print(f"decided by the {row['judge']} judge: {who}{row['n']:,} ({row['correct']:,} "
+                  f"right, {row['wrong']:,} wrong, {row['undecided']:,} undecided, "
+                  f"{row['unparseable']:,} unparseable, {row['failed']:,} failed)")
+    if t.agreement is not None:
+        for agreed in t.agreement.itertuples(index=False):
+            who = f"{agreed.system}: " if "system" in t.agreement.columns else ""
+            print(f"judge vs {t.human}: {who}agreement {_cell(agreed.agreement, 3)}, kappa "
+                  f"{_cell(agreed.kappa, 3)} on {agreed.compared} answers ({agreed.excluded} "
+                  f"left out as undecided)")
+    if t.calibration is not None:
+        for row in t.calibration.to_dict(orient="records"):
+            who = f"{row['system']}: " if "system" in row else ""
+            print(f"calibration: {who}AUROC {_cell(row['auroc'], 3)}, ECE "
+                  f"{_cell(row['ece'], 3)}, Brier {_cell(row['brier'], 3)} on {row['n']} "
+                  f"answers")
+
+
+def _qa(args: argparse.Namespace) -> int:
+    records, source = _load(args)
+    judge, judge_name = _judge(args)
+    print(f"judging {len(records):,} answers from {source} with the {judge_name}",
+          file=sys.stderr)
+    tables, notes = _computed(args, records, judge)
+    view = _accuracy_view(tables.accuracy)
+    files = _files(args, source, judge_name, tables, view, notes)
     _write_all(args.out, files)
 
     overall = view[view["by"] == "overall"].drop(columns=["by", "group"])
@@ -436,25 +513,9 @@ def _qa(args: argparse.Namespace) -> int:
     line = _model_line(judge)
     if line is not None:
         print(line)
-    if decided is not None:
-        for row in decided.to_dict(orient="records"):
-            who = f"{row['system']}: " if "system" in row else ""
-            print(f"decided by the {row['judge']} judge: {who}{row['n']:,} ({row['correct']:,} "
-                  f"right, {row['wrong']:,} wrong, {row['undecided']:,} undecided, "
-                  f"{row['unparseable']:,} unparseable, {row['failed']:,} failed)")
-    if agreement is not None:
-        for row in agreement.itertuples(index=False):
-            who = f"{row.system}: " if "system" in agreement.columns else ""
-            print(f"judge vs {human}: {who}agreement {_cell(row.agreement, 3)}, kappa "
-                  f"{_cell(row.kappa, 3)} on {row.compared} answers ({row.excluded} left out "
-                  f"as undecided)")
-    if calibration is not None:
-        for row in calibration.to_dict(orient="records"):
-            who = f"{row['system']}: " if "system" in row else ""
-            print(f"calibration: {who}AUROC {_cell(row['auroc'], 3)}, ECE "
-                  f"{_cell(row['ece'], 3)}, Brier {_cell(row['brier'], 3)} on {row['n']} "
-                  f"answers")
+    _print_tables(tables)
     print(f"wrote {', '.join(files)} to {args.out}")
+    failed = int((tables.judged["verdict_status"] == "failed").sum())
     if failed:
         again = (f"run the same command again (with --cache-dir {args.cache_dir}) to ask only "
                  f"those" if args.cache_dir is not None else
@@ -463,6 +524,36 @@ def _qa(args: argparse.Namespace) -> int:
               f"failed; the reasons are in verdicts.csv); {again}", file=sys.stderr)
         return 1
     return 0
+
+
+def _misuse(args: argparse.Namespace) -> str | None:
+    """What is wrong with how the options are combined, or None."""
+    model = args.judge in ("llm", "cascade")
+    if model and not (args.base_url and args.model):
+        return f"--judge {args.judge} needs --base-url URL and --model NAME"
+    given = [flag for flag, value in (
+        ("--base-url", args.base_url), ("--model", args.model), ("--cache-dir", args.cache_dir),
+        ("--prompt", args.prompt), ("--system-prompt", args.system_prompt)) if value is not None]
+    if not model and given:
+        return (f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --judge "
+                f"llm or cascade")
+    if (args.docbench is None) != (args.system is None):
+        return "--docbench DIR and --system NAME go together"
+    if args.judge == "official" and args.eval_output is None:
+        return "--judge official needs --eval-output FILE|DIR (the official verdicts)"
+    return None
+
+
+def _data_error(args: argparse.Namespace, exc: Exception) -> int:
+    """Print a data error (the traceback too with --debug); the exit code, 1."""
+    if getattr(args, "debug", False):
+        traceback.print_exc()
+    if isinstance(exc, OSError) and not isinstance(exc, ConfcalError):
+        message = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+    else:
+        message = str(exc)
+    print(f"confcal: error: {message}", file=sys.stderr)
+    return 1
 
 
 def run_qa(args: argparse.Namespace) -> int:
@@ -479,19 +570,9 @@ def run_qa(args: argparse.Namespace) -> int:
         if not args.demo:
             return _usage("-o/--out DIR is required (except with --demo)")
         args.out = DEMO_OUT
-    model = args.judge in ("llm", "cascade")
-    if model and not (args.base_url and args.model):
-        return _usage(f"--judge {args.judge} needs --base-url URL and --model NAME")
-    given = [flag for flag, value in (
-        ("--base-url", args.base_url), ("--model", args.model), ("--cache-dir", args.cache_dir),
-        ("--prompt", args.prompt), ("--system-prompt", args.system_prompt)) if value is not None]
-    if not model and given:
-        return _usage(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --judge "
-                      f"llm or cascade")
-    if (args.docbench is None) != (args.system is None):
-        return _usage("--docbench DIR and --system NAME go together")
-    if args.judge == "official" and args.eval_output is None:
-        return _usage("--judge official needs --eval-output FILE|DIR (the official verdicts)")
+    problem = _misuse(args)
+    if problem is not None:
+        return _usage(problem)
     try:
         from .._files import check_destination
 
@@ -504,11 +585,4 @@ def run_qa(args: argparse.Namespace) -> int:
         print(f"confcal: interrupted; nothing was written{kept}", file=sys.stderr)
         return 130
     except (ConfcalError, ValueError, OSError) as exc:
-        if getattr(args, "debug", False):
-            traceback.print_exc()
-        if isinstance(exc, OSError) and not isinstance(exc, ConfcalError):
-            message = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-        else:
-            message = str(exc)
-        print(f"confcal: error: {message}", file=sys.stderr)
-        return 1
+        return _data_error(args, exc)

@@ -23,8 +23,25 @@ from .._chat import ChatCache, ChatClient, ChatRequest, ChatResponse
 from .._files import read_json_object
 from .._validation import check_option, is_missing
 from ..exceptions import ModelError, ValidationError
-from ._records import docbench_domain, docbench_qtype, is_text, text_lines, validate_records
-from ._verdicts import CONVENTIONS, EMPTY_VERDICT, Judge, Verdict, answer_arg, qtype_arg, text_arg
+from ._records import (
+    check_domains,
+    docbench_domain,
+    docbench_qtype,
+    is_text,
+    text_lines,
+    validate_records,
+)
+from ._verdicts import (
+    CONVENTIONS,
+    EMPTY_VERDICT,
+    Judge,
+    Verdict,
+    add_verdicts,
+    answer_arg,
+    prefix_arg,
+    qtype_arg,
+    text_arg,
+)
 
 # --------------------------------------------------------------------------- the prompt
 JUDGE_SYSTEM_PROMPT = "You are a careful, strict grader of answers to questions about documents."
@@ -72,6 +89,20 @@ def _placeholders(style: str) -> str:
     return ", ".join(f"{{{name}}}" for name in _CONFCAL_FIELDS)
 
 
+def _placeholders_in(template: str) -> tuple[list[str], list[str], list[str]]:
+    """The DocBench (double-brace) and confcal (single-brace) placeholder names of a
+    template, in order, and its unknown placeholders as written."""
+    double, single, unknown = [], [], []
+    for m in _TOKEN_RE.finditer(template):
+        if m.group(1) is not None and m.group(1) in _DOCBENCH_FIELDS:
+            double.append(m.group(1))
+        elif m.group(1) is None and m.group(2) in _CONFCAL_FIELDS:
+            single.append(m.group(2))
+        else:
+            unknown.append(m.group(0))
+    return double, single, unknown
+
+
 def check_template(template: Any) -> str:
     """Check a judge prompt template and say which placeholder style it uses.
 
@@ -107,17 +138,7 @@ def check_template(template: Any) -> str:
     {{sys_ans}}, {{ref_ans}}, {{ref_text}} (the DocBench paper's)
     """
     text_arg(template, "prompt_template")
-    double, single, unknown = [], [], []
-    for m in _TOKEN_RE.finditer(template):
-        if m.group(1) is not None:
-            if m.group(1) in _DOCBENCH_FIELDS:
-                double.append(m.group(1))
-            else:
-                unknown.append(m.group(0))
-        elif m.group(2) in _CONFCAL_FIELDS:
-            single.append(m.group(2))
-        else:
-            unknown.append(m.group(0))
+    double, single, unknown = _placeholders_in(template)
     both = (f"the placeholders are {_placeholders('confcal')} (confcal's) or "
             f"{_placeholders('docbench')} (the DocBench paper's)")
     if unknown:
@@ -491,6 +512,47 @@ def _eval_files(path: Path) -> list[Path]:
                           f"found {str(path)!r}")
 
 
+def _system_name(file: Path, system: str | None) -> str:
+    """The system whose verdicts a file holds: ``system``, or the file's name before
+    ``_eval_output.jsonl``."""
+    name = system if system is not None else (
+        file.name[:-len(_EVAL_SUFFIX)] if file.name.endswith(_EVAL_SUFFIX) else file.stem)
+    if not name:
+        raise ValidationError(f"{file}: the system's name is read from the file name "
+                              f"(<system>{_EVAL_SUFFIX}); found none, so pass system=",
+                              source=file)
+    return name
+
+
+def _verdict_line(line: str, file: Path, number: int, system: str, domains: Any
+                  ) -> tuple[dict[str, Any], Verdict]:
+    """One line of an evaluation output: the record it is about and the official verdict."""
+    where = f"{file}, line {number}"
+    item = read_json_object(line, where=f"{where}:", what="a JSON object (one verdict)",
+                            source=file, line=number)
+    absent = [key for key in _EVAL_KEYS if key not in item]
+    if absent:
+        raise ValidationError(
+            f"{where}: must have the keys {', '.join(map(repr, _EVAL_KEYS))}; found "
+            f"it without {', '.join(absent)}", source=file, line=number)
+    if not isinstance(item["eval"], str):
+        raise ValidationError(f"{where}: eval must be the judge's reply (a string); "
+                              f"found {item['eval']!r}", source=file, line=number)
+    folder = item["file"]
+    if isinstance(folder, bool) or not isinstance(folder, (str, int)):
+        raise ValidationError(f"{where}: file must be the document folder's name; "
+                              f"found {folder!r}", source=file, line=number)
+    try:
+        domain = docbench_domain(str(folder), domains)
+    except ValidationError as exc:
+        raise ValidationError(f"{where}: {exc}", source=file, line=number) from None
+    row = {"doc_id": str(folder), "question": item["question"], "reference": item["answer"],
+           "answer": item["sys_ans"], "domain": domain,
+           "qtype": docbench_qtype(item["type"], where), "evidence": item.get("evidence"),
+           "system": system, "docbench_type": item["type"]}
+    return row, reply_verdict(item["eval"], "docbench")
+
+
 def load_docbench_verdicts(path: str | os.PathLike[str], *, system: str | None = None,
                            domains: Mapping[str, str] | Callable[[str], str] | None = None,
                            prefix: str = "docbench") -> pd.DataFrame:
@@ -546,56 +608,20 @@ def load_docbench_verdicts(path: str | os.PathLike[str], *, system: str | None =
     if system is not None and (not is_text(system) or len(files) > 1):
         raise ValidationError(f"system must be a non-empty string, and only for one file; "
                               f"found {system!r} for {len(files)} files")
-    if domains is not None and not (isinstance(domains, Mapping) or callable(domains)):
-        raise ValidationError(
-            f"domains must be a mapping or a function from folder name to domain; found "
-            f"{type(domains).__name__}")
-    if not (isinstance(prefix, str) and re.fullmatch(r"\w+", prefix)):
-        raise ValidationError(f"prefix must be a word such as 'docbench'; found {prefix!r}")
+    check_domains(domains)
+    prefix = prefix_arg(prefix, "docbench")
     rows: list[dict[str, Any]] = []
     labels: list[str] = []
     verdicts: list[Verdict] = []
     for file in files:
-        name = system if system is not None else (
-            file.name[:-len(_EVAL_SUFFIX)] if file.name.endswith(_EVAL_SUFFIX) else file.stem)
-        if not name:
-            raise ValidationError(f"{file}: the system's name is read from the file name "
-                                  f"(<system>{_EVAL_SUFFIX}); found none, so pass system=",
-                                  source=file)
+        name = _system_name(file, system)
         for number, line in text_lines(file):
-            where = f"{file}, line {number}"
-            item = read_json_object(line, where=f"{where}:", what="a JSON object (one verdict)",
-                                    source=file, line=number)
-            absent = [key for key in _EVAL_KEYS if key not in item]
-            if absent:
-                raise ValidationError(
-                    f"{where}: must have the keys {', '.join(map(repr, _EVAL_KEYS))}; found "
-                    f"it without {', '.join(absent)}", source=file, line=number)
-            if not isinstance(item["eval"], str):
-                raise ValidationError(f"{where}: eval must be the judge's reply (a string); "
-                                      f"found {item['eval']!r}", source=file, line=number)
-            folder = item["file"]
-            if isinstance(folder, bool) or not isinstance(folder, (str, int)):
-                raise ValidationError(f"{where}: file must be the document folder's name; "
-                                      f"found {folder!r}", source=file, line=number)
-            try:
-                domain = docbench_domain(str(folder), domains)
-            except ValidationError as exc:
-                raise ValidationError(f"{where}: {exc}", source=file, line=number) from None
-            rows.append({"doc_id": str(folder), "question": item["question"],
-                         "reference": item["answer"], "answer": item["sys_ans"],
-                         "domain": domain, "qtype": docbench_qtype(item["type"], where),
-                         "evidence": item.get("evidence"), "system": name,
-                         "docbench_type": item["type"]})
-            labels.append(where)
-            verdicts.append(reply_verdict(item["eval"], "docbench"))
+            row, verdict = _verdict_line(line, file, number, name, domains)
+            rows.append(row)
+            labels.append(f"{file}, line {number}")
+            verdicts.append(verdict)
     if not rows:
         raise ValidationError(f"{path}: must hold at least one verdict; found none", source=path)
     frame = validate_records(rows, labels=labels)
-    frame[prefix] = pd.array([v.score for v in verdicts], dtype="Int64")
-    frame[f"{prefix}_status"] = [v.status for v in verdicts]
-    frame[f"{prefix}_rule"] = [v.rule for v in verdicts]
-    frame[f"{prefix}_reason"] = [v.reason for v in verdicts]
-    frame[f"{prefix}_reply"] = [v.reply for v in verdicts]
-    frame[f"{prefix}_convention"] = [v.convention for v in verdicts]
+    add_verdicts(frame, verdicts, prefix, replies=True)
     return frame

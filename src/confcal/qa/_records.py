@@ -86,20 +86,20 @@ def is_text(v: Any) -> bool:
     return isinstance(v, str) and not is_missing(v)
 
 
-def _as_frame(records: Any, name: str, labels: Sequence[str] | None,
-              required: Sequence[str]) -> pd.DataFrame:
-    if isinstance(records, pd.DataFrame):
-        frame = records.reset_index(drop=True)
-        missing = [c for c in required if c not in frame.columns]
-        if missing:
-            raise ValidationError(
-                f"{name} must have the columns {', '.join(required)}; found {len(missing)} "
-                f"missing ({', '.join(missing)}) among {', '.join(map(str, frame.columns))}")
-        return frame.copy()
-    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+def _frame_of(frame: pd.DataFrame, name: str, required: Sequence[str]) -> pd.DataFrame:
+    """A copy of a records DataFrame, with a fresh index, that has every required column."""
+    frame = frame.reset_index(drop=True)
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
         raise ValidationError(
-            f"{name} must be a DataFrame or a list of dicts; found {type(records).__name__}")
-    rows = list(records)
+            f"{name} must have the columns {', '.join(required)}; found {len(missing)} "
+            f"missing ({', '.join(missing)}) among {', '.join(map(str, frame.columns))}")
+    return frame.copy()
+
+
+def _frame_of_rows(rows: list[Any], name: str, labels: Sequence[str] | None,
+                   required: Sequence[str]) -> pd.DataFrame:
+    """Records given as dicts, each of which must have every required key."""
     not_dicts = [i for i, r in enumerate(rows) if not isinstance(r, Mapping)]
     if not_dicts:
         i = not_dicts[0]
@@ -119,6 +119,62 @@ def _as_frame(records: Any, name: str, labels: Sequence[str] | None,
     return pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=list(required))
 
 
+def _as_frame(records: Any, name: str, labels: Sequence[str] | None,
+              required: Sequence[str]) -> pd.DataFrame:
+    if isinstance(records, pd.DataFrame):
+        return _frame_of(records, name, required)
+    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+        raise ValidationError(
+            f"{name} must be a DataFrame or a list of dicts; found {type(records).__name__}")
+    return _frame_of_rows(list(records), name, labels, required)
+
+
+def _is_doc_id(v: Any) -> bool:
+    """A document id is a non-empty string or an integer (not a boolean)."""
+    return is_text(v) or (isinstance(v, (int, np.integer))
+                          and not isinstance(v, (bool, np.bool_)))
+
+
+def _is_qtype(v: Any) -> bool:
+    return isinstance(v, str) and v in QTYPES
+
+
+def _is_text_or_missing(v: Any) -> bool:
+    return is_missing(v) or isinstance(v, str)
+
+
+def _is_confidence(v: Any) -> bool:
+    return is_missing(v) or (is_real(v) and 0.0 <= float(v) <= 1.0)
+
+
+def _check_column(frame: pd.DataFrame, name: str, labels: Sequence[str] | None, column: str,
+                  ok: Callable[[Any], bool], rule: str, hint: str = "") -> list[Any]:
+    """The column's values, every one of which must pass ``ok``; the error names ``rule``."""
+    values = frame[column].tolist()
+    bad = [i for i, v in enumerate(values) if not ok(v)]
+    if bad:
+        raise bad_values(name, column, rule, bad, values, labels, hint)
+    return values
+
+
+def _check_optional_columns(frame: pd.DataFrame, name: str,
+                            labels: Sequence[str] | None) -> None:
+    """Check the optional columns the records have; confidences become float64, NaN
+    for null."""
+    if "answer" in frame.columns:
+        _check_column(frame, name, labels, "answer", _is_text_or_missing,
+                      "a string (empty or null for no answer)")
+    if "evidence" in frame.columns:
+        _check_column(frame, name, labels, "evidence", _is_text_or_missing, "a string or null")
+    if "system" in frame.columns:
+        _check_column(frame, name, labels, "system", is_text, "a non-empty string")
+    if "confidence" in frame.columns:
+        values = _check_column(frame, name, labels, "confidence", _is_confidence,
+                               "a number within [0, 1] or null")
+        frame["confidence"] = np.array(
+            [math.nan if is_missing(v) else float(v) for v in values], dtype=np.float64)
+
+
 def validate_records(records: Any, *, name: str = "records",
                    labels: Sequence[str] | None = None,
                    require_answer: bool = True) -> pd.DataFrame:
@@ -129,37 +185,14 @@ def validate_records(records: Any, *, name: str = "records",
         raise ValidationError(f"{name} must not be empty; found 0 records")
     if labels is not None and len(labels) != n:  # internal callers only
         raise AssertionError("one label per record")
-
-    def check(column: str, ok: Callable[[Any], bool], rule: str, hint: str = "") -> list[Any]:
-        values = frame[column].tolist()
-        bad = [i for i, v in enumerate(values) if not ok(v)]
-        if bad:
-            raise bad_values(name, column, rule, bad, values, labels, hint)
-        return values
-
-    check("doc_id", lambda v: is_text(v) or (isinstance(v, (int, np.integer))
-                                              and not isinstance(v, (bool, np.bool_))),
-          "a non-empty string or an integer")
+    _check_column(frame, name, labels, "doc_id", _is_doc_id, "a non-empty string or an integer")
     for column in ("question", "reference", "domain"):
-        check(column, is_text, "a non-empty string")
+        _check_column(frame, name, labels, column, is_text, "a non-empty string")
     qtypes = ", ".join(repr(q) for q in QTYPES)
-    check("qtype", lambda v: isinstance(v, str) and v in QTYPES, f"one of {qtypes}",
-          " (DocBench's own labels 'una', 'multimodal-f' and 'multimodal-t' are read by "
-          "load_docbench)")
-    if "answer" in frame.columns:
-        check("answer", lambda v: is_missing(v) or isinstance(v, str),
-              "a string (empty or null for no answer)")
-    if "evidence" in frame.columns:
-        check("evidence", lambda v: is_missing(v) or isinstance(v, str),
-              "a string or null")
-    if "system" in frame.columns:
-        check("system", is_text, "a non-empty string")
-    if "confidence" in frame.columns:
-        values = check("confidence",
-                       lambda v: is_missing(v) or (is_real(v) and 0.0 <= float(v) <= 1.0),
-                       "a number within [0, 1] or null")
-        frame["confidence"] = np.array(
-            [math.nan if is_missing(v) else float(v) for v in values], dtype=np.float64)
+    _check_column(frame, name, labels, "qtype", _is_qtype, f"one of {qtypes}",
+                  " (DocBench's own labels 'una', 'multimodal-f' and 'multimodal-t' are read "
+                  "by load_docbench)")
+    _check_optional_columns(frame, name, labels)
     order = [c for c in RECORD_COLUMNS if c in frame.columns]
     return frame[order + [c for c in frame.columns if c not in RECORD_COLUMNS]]
 
@@ -290,6 +323,14 @@ def docbench_domain(folder: str, domains: Any) -> str:
     return str(given)
 
 
+def check_domains(domains: Any) -> None:
+    """``domains`` must be None, a mapping or a function from folder name to domain."""
+    if domains is not None and not (isinstance(domains, Mapping) or callable(domains)):
+        raise ValidationError(
+            f"domains must be a mapping or a function from folder name to domain; found "
+            f"{type(domains).__name__}")
+
+
 def docbench_qtype(label: Any, where: str) -> str:
     """confcal's qtype of a DocBench ``type`` label (read case-insensitively)."""
     qtype = _DOCBENCH_TYPES.get(label.lower()) if isinstance(label, str) else None
@@ -302,6 +343,31 @@ def docbench_qtype(label: Any, where: str) -> str:
 
 # "1. ...", "1) ...", "**1.** ...", "**1**. ...": the number, its mark, the rest of the line
 _NUMBERED_RE = re.compile(r"(\*\*)?(\d+)(\*\*)?([.)])(\*\*)?(.*)", re.DOTALL)
+
+
+def _ambiguous(path: Path, number: int, text: str, m: re.Match[str] | None,
+               answers: list[str], started: list[int]) -> ValidationError | None:
+    """The error for a numbered line that cannot be told apart from an answer's text: the
+    number of the answer in progress again, or the next number followed at once by a
+    digit ("2.5 million")."""
+    if m is None:
+        return None
+    if answers and int(m.group(2)) == len(answers):
+        return ValidationError(
+            f"{path}, line {number}: {text[:60]!r} is ambiguous: answer {len(answers)} "
+            f"already started on line {started[-1]}, so one of the two lines is an item "
+            f"of a numbered list inside an answer; number that list otherwise (a), b), "
+            f"...) or join its items to the line before", source=path, line=number)
+    due = int(m.group(2)) == len(answers) + 1
+    if due and m.group(4) == "." and not (m.group(3) or m.group(5)) \
+            and m.group(6)[:1].isdigit():
+        previous = f"continue answer {len(answers)}" if answers else "be text before it"
+        return ValidationError(
+            f"{path}, line {number}: {text[:60]!r} is ambiguous: it may start answer "
+            f"{len(answers) + 1} or {previous} (a decimal number); put a space after "
+            f"the number's dot ({m.group(2)}. ...) or join the line to the one before",
+            source=path, line=number)
+    return None
 
 
 def _numbered_answers(path: Path, expected: int) -> list[str]:
@@ -321,22 +387,10 @@ def _numbered_answers(path: Path, expected: int) -> list[str]:
     for number, line in text_lines(path):
         text = line.strip()
         m = _NUMBERED_RE.match(text)
-        if m is not None and answers and int(m.group(2)) == len(answers):
-            raise ValidationError(
-                f"{path}, line {number}: {text[:60]!r} is ambiguous: answer {len(answers)} "
-                f"already started on line {started[-1]}, so one of the two lines is an item "
-                f"of a numbered list inside an answer; number that list otherwise (a), b), "
-                f"...) or join its items to the line before", source=path, line=number)
-        due = m is not None and int(m.group(2)) == len(answers) + 1
-        if due and m is not None and m.group(4) == "." and not (m.group(3) or m.group(5)) \
-                and m.group(6)[:1].isdigit():
-            previous = f"continue answer {len(answers)}" if answers else "be text before it"
-            raise ValidationError(
-                f"{path}, line {number}: {text[:60]!r} is ambiguous: it may start answer "
-                f"{len(answers) + 1} or {previous} (a decimal number); put a space after "
-                f"the number's dot ({m.group(2)}. ...) or join the line to the one before",
-                source=path, line=number)
-        if due and m is not None:
+        error = _ambiguous(path, number, text, m, answers, started)
+        if error is not None:
+            raise error
+        if m is not None and int(m.group(2)) == len(answers) + 1:
             answers.append(m.group(6).strip())
             started.append(number)
         elif answers:
@@ -372,6 +426,59 @@ def _system_answers(folder: Path, system: str, expected: int) -> tuple[list[Any]
     raise ValidationError(
         f"{folder}: must hold the answers of system {system!r} as {jsonl.name} or "
         f"{text.name}; found neither")
+
+
+def _document_folders(root: Path) -> tuple[list[Path], list[str]]:
+    """The document folders in DocBench's order (numbers first, numerically) and the
+    names of those skipped as DocBench's scripts skip them (``__pycache__``, ``.x``)."""
+    entries = sorted(p for p in root.iterdir() if p.is_dir())
+    skipped = [p.name for p in entries if p.name.startswith(("__", "."))]
+    folders = sorted((p for p in entries if not p.name.startswith(("__", "."))),
+                     key=lambda p: (not p.name.isdigit(), int(p.name) if p.name.isdigit()
+                                    else 0, p.name))
+    if not folders:
+        raise ValidationError(f"{root}: must hold one folder per document; found none")
+    return folders, skipped
+
+
+def _docbench_row(qa: dict[str, Any], doc_id: str, where: str, domain: str,
+                  system: str | None, answer: Any) -> dict[str, Any]:
+    """One question of ``<n>_qa.jsonl`` as a record (with the system's answer)."""
+    absent = [key for key in ("question", "answer", "type") if key not in qa]
+    if absent:
+        raise ValidationError(
+            f'{where}: must have the keys "question", "answer" and "type"; found '
+            f"it without {', '.join(absent)}")
+    qtype = docbench_qtype(qa["type"], where)
+    row = {"doc_id": doc_id, "question": qa["question"], "reference": qa["answer"]}
+    if system is not None:
+        row["answer"] = answer
+    row.update(domain=domain, qtype=qtype, evidence=qa.get("evidence"))
+    if system is not None:
+        row["system"] = system
+    row["docbench_type"] = qa["type"]
+    return row
+
+
+def _folder_records(folder: Path, system: str | None, domains: Any
+                    ) -> tuple[list[dict[str, Any]], list[str]]:
+    """The records of one document folder and where each was read."""
+    qa_file = folder / f"{folder.name}_qa.jsonl"
+    if not qa_file.is_file():
+        raise ValidationError(f"{folder}: must hold {qa_file.name}; found no such file")
+    domain = docbench_domain(folder.name, domains)
+    lines = list(text_lines(qa_file))
+    answers: list[Any] = [None] * len(lines)
+    if system is not None:
+        answers, _ = _system_answers(folder, system, len(lines))
+    rows, labels = [], []
+    for (number, line), answer in zip(lines, answers, strict=True):
+        where = f"{qa_file}, line {number}"
+        qa = read_json_object(line, where=f"{where}:", what="a JSON object (one record)",
+                              source=qa_file, line=number)
+        rows.append(_docbench_row(qa, folder.name, where, domain, system, answer))
+        labels.append(where)
+    return rows, labels
 
 
 def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
@@ -426,48 +533,14 @@ def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
         raise ValidationError(f"root must be an existing folder; found {str(root)!r}")
     if system is not None and not is_text(system):
         raise ValidationError(f"system must be a non-empty string; found {system!r}")
-    if domains is not None and not (isinstance(domains, Mapping) or callable(domains)):
-        raise ValidationError(
-            f"domains must be a mapping or a function from folder name to domain; found "
-            f"{type(domains).__name__}")
-    entries = sorted(p for p in root.iterdir() if p.is_dir())
-    skipped = [p.name for p in entries if p.name.startswith(("__", "."))]
-    folders = sorted((p for p in entries if not p.name.startswith(("__", "."))),
-                     key=lambda p: (not p.name.isdigit(), int(p.name) if p.name.isdigit()
-                                    else 0, p.name))
-    if not folders:
-        raise ValidationError(f"{root}: must hold one folder per document; found none")
+    check_domains(domains)
+    folders, skipped = _document_folders(root)
     rows: list[dict[str, Any]] = []
     labels: list[str] = []
     for folder in folders:
-        qa_file = folder / f"{folder.name}_qa.jsonl"
-        if not qa_file.is_file():
-            raise ValidationError(f"{folder}: must hold {qa_file.name}; found no such file")
-        domain = docbench_domain(folder.name, domains)
-        lines = [(n, line) for n, line in text_lines(qa_file)]
-        answers: list[Any] = []
-        if system is not None:
-            answers, _ = _system_answers(folder, system, len(lines))
-        for k, (number, line) in enumerate(lines):
-            where = f"{qa_file}, line {number}"
-            qa = read_json_object(line, where=f"{where}:", what="a JSON object (one record)",
-                                  source=qa_file, line=number)
-            absent = [key for key in ("question", "answer", "type") if key not in qa]
-            if absent:
-                raise ValidationError(
-                    f'{where}: must have the keys "question", "answer" and "type"; found '
-                    f"it without {', '.join(absent)}")
-            qtype = docbench_qtype(qa["type"], where)
-            row = {"doc_id": folder.name, "question": qa["question"],
-                   "reference": qa["answer"]}
-            if system is not None:
-                row["answer"] = answers[k]
-            row.update(domain=domain, qtype=qtype, evidence=qa.get("evidence"))
-            if system is not None:
-                row["system"] = system
-            row["docbench_type"] = qa["type"]
-            rows.append(row)
-            labels.append(where)
+        folder_rows, folder_labels = _folder_records(folder, system, domains)
+        rows += folder_rows
+        labels += folder_labels
     frame = validate_records(rows, labels=labels, require_answer=system is not None)
     frame.attrs["skipped_folders"] = skipped
     return frame

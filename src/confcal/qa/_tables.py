@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from statistics import NormalDist
 from typing import Any
 
@@ -53,41 +55,46 @@ def _as_list(values: Any, name: str) -> list[Any]:
     return list(values.tolist() if hasattr(values, "tolist") else values)
 
 
+def _verdict_values(verdicts: Any, name: str, frame: pd.DataFrame | None
+                    ) -> tuple[list[Any], list[Any] | None, str]:
+    """The verdicts as given, and the stored statuses (with their column's name) when
+    they are a records column that has its ``<name>_status`` column."""
+    if not isinstance(verdicts, str):
+        return _as_list(verdicts, name), None, ""
+    if frame is None or verdicts not in frame.columns:
+        found = "" if frame is None else f" among {', '.join(map(str, frame.columns))}"
+        raise ValidationError(
+            f"{name} must be a column of the records when given by name; found no "
+            f"column {verdicts!r}{found}")
+    status_column = f"{verdicts}_status"
+    statuses = frame[status_column].tolist() if status_column in frame.columns else None
+    return frame[verdicts].tolist(), statuses, status_column
+
+
+def _read_verdict(v: Any) -> tuple[float, str] | None:
+    """(score as 1.0, 0.0 or NaN, status) of a Verdict or 1/0/None; None for neither."""
+    if isinstance(v, Verdict):
+        return (math.nan if v.score is None else float(v.score)), v.status
+    if is_missing(v):
+        return math.nan, "undecided"
+    if (isinstance(v, (bool, np.bool_)) or is_real(v)) and v in (0, 1):
+        return float(v), "correct" if v == 1 else "wrong"
+    return None
+
+
 def _verdict_arrays(verdicts: Any, n: int, name: str, frame: pd.DataFrame | None = None
                     ) -> tuple[np.ndarray, np.ndarray]:
     """(scores as float 1/0/NaN, statuses) from Verdicts, scores or a column name."""
-    if isinstance(verdicts, str):
-        if frame is None or verdicts not in frame.columns:
-            found = "" if frame is None else f" among {', '.join(map(str, frame.columns))}"
-            raise ValidationError(
-                f"{name} must be a column of the records when given by name; found no "
-                f"column {verdicts!r}{found}")
-        status_column = f"{verdicts}_status"
-        values = frame[verdicts].tolist()
-        statuses = frame[status_column].tolist() if status_column in frame.columns else None
-    else:
-        values = _as_list(verdicts, name)
-        statuses = None
+    values, statuses, status_column = _verdict_values(verdicts, name, frame)
     if len(values) != n:
         raise ValidationError(f"{name} must have one verdict per record ({n}); found "
                               f"{len(values)}")
-    scores = np.empty(n, dtype=np.float64)
-    status = np.empty(n, dtype=object)
-    bad: list[int] = []
-    for i, v in enumerate(values):
-        if isinstance(v, Verdict):
-            scores[i] = math.nan if v.score is None else v.score
-            status[i] = v.status
-        elif is_missing(v):
-            scores[i] = math.nan
-            status[i] = "undecided"
-        elif (isinstance(v, (bool, np.bool_)) or is_real(v)) and v in (0, 1):
-            scores[i] = float(v)
-            status[i] = "correct" if v == 1 else "wrong"
-        else:
-            bad.append(i)
+    read = [_read_verdict(v) for v in values]
+    bad = [i for i, r in enumerate(read) if r is None]
     if bad:
         raise bad_values("verdicts", name, "a Verdict, 1, 0 or None", bad, values, None)
+    scores = np.array([r[0] for r in read if r is not None], dtype=np.float64)
+    status = np.array([r[1] for r in read if r is not None], dtype=object)
     if statuses is not None:
         # A stored status column says which missing scores were unparseable replies.
         wrong = [i for i, (s, x) in enumerate(zip(statuses, scores, strict=True))
@@ -233,6 +240,61 @@ def _type_labels(frame: pd.DataFrame) -> list[tuple[str]]:
             for r, q in zip(raw, frame["qtype"].tolist(), strict=True)]
 
 
+@dataclass(frozen=True)
+class _Tally:
+    """Counts the verdicts of any group of records, strictly or, with ``reads`` (is a "1"
+    in each reply's first 20 characters, is a "0"), as the DocBench notebook does."""
+
+    scores: np.ndarray
+    status: np.ndarray
+    reads: tuple[np.ndarray, np.ndarray] | None = None
+
+    def row(self, head: dict[str, Any], by: str, group: str, mask: np.ndarray,
+            type_rule: bool = False) -> dict[str, Any]:
+        counts = _counts(self.status[mask])
+        if self.reads is not None:
+            one, zero = self.reads
+            # by type the notebook counts what is not a "0" as right; elsewhere a "1"
+            right = ~zero[mask] if type_rule else one[mask]
+            strict = self.scores[mask]
+            counts["correct"] = int(np.count_nonzero(right))
+            counts["wrong"] = counts["n"] - counts["correct"]
+            counts["judged"] = counts["n"]
+            counts["counted_differently"] = int(np.count_nonzero(
+                np.isnan(strict) | (strict != right.astype(np.float64))))
+        return {**head, "by": by, "group": group, **counts}
+
+
+def _group_codes(frame: pd.DataFrame, columns: tuple[str, ...],
+                 type_labels: list[tuple[str]] | None
+                 ) -> tuple[list[tuple[str, ...]], dict[tuple[str, ...], int], np.ndarray]:
+    """Each record's group key under a breakdown, the code of each key and each record's
+    code. Groups are told apart by their labels, so that missing values (None, NaN) form
+    one "(missing)" group instead of being dropped as pandas' groupby would;
+    ``type_labels`` are the keys of the DocBench type breakdown."""
+    keys: list[tuple[str, ...]] = (
+        list(type_labels) if type_labels is not None else
+        [tuple(_label(v) for v in values)
+         for values in zip(*(frame[c].tolist() for c in columns), strict=True)])
+    index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    return keys, index, np.array([index[key] for key in keys])
+
+
+def _with_accuracy(table: pd.DataFrame, z: float, docbench: bool) -> pd.DataFrame:
+    """The table with ``accuracy`` = correct / judged and its Wilson interval."""
+    judged = table["judged"].to_numpy()
+    correct = table["correct"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table["accuracy"] = np.where(judged > 0, correct / np.maximum(judged, 1), math.nan)
+    bounds = [_wilson(int(k), int(m), z) if m > 0 else (math.nan, math.nan)
+              for k, m in zip(correct, judged, strict=True)]
+    table["ci_low"] = [b[0] for b in bounds]
+    table["ci_high"] = [b[1] for b in bounds]
+    if docbench:  # the last column: what a reader compares the two tables by
+        table["counted_differently"] = table.pop("counted_differently")
+    return table
+
+
 def accuracy_table(records: Records, verdicts: Verdicts, *,
                    by: Sequence[str | Sequence[str]] = ("domain", "qtype"),
                    confidence_level: float = 0.95, convention: str = "strict") -> pd.DataFrame:
@@ -314,57 +376,29 @@ def accuracy_table(records: Records, verdicts: Verdicts, *,
     convention = check_option(convention, "convention", CONVENTIONS)
     scores, status = _verdict_arrays(verdicts, len(frame), "verdicts", frame)
     docbench = convention == "docbench"
-    if docbench:
-        one, zero = _docbench_reads(scores, _replies(verdicts, len(frame), frame))
-        type_labels = _type_labels(frame)
-    z = NormalDist().inv_cdf(0.5 + level / 2)
+    tally = _Tally(scores, status, _docbench_reads(
+        scores, _replies(verdicts, len(frame), frame)) if docbench else None)
+    breakdowns = []
+    for columns in groupings:
+        type_rule = docbench and columns == ("qtype",)
+        coded = _group_codes(frame, columns, _type_labels(frame) if type_rule else None)
+        breakdowns.append((columns, type_rule, coded))
     systems: list[Any] = ([None] if "system" not in frame.columns
                           else sorted(frame["system"].unique(), key=str))
     rows: list[dict[str, Any]] = []
-
-    def row(head: dict[str, Any], by: str, group: str, mask: np.ndarray,
-            type_rule: bool = False) -> dict[str, Any]:
-        counts = _counts(status[mask])
-        if docbench:
-            right = ~zero[mask] if type_rule else one[mask]
-            strict = scores[mask]
-            counts["correct"] = int(np.count_nonzero(right))
-            counts["wrong"] = counts["n"] - counts["correct"]
-            counts["judged"] = counts["n"]
-            counts["counted_differently"] = int(np.count_nonzero(
-                np.isnan(strict) | (strict != right.astype(np.float64))))
-        return {**head, "by": by, "group": group, **counts}
-
     for system in systems:
         part = (np.ones(len(frame), dtype=bool) if system is None
                 else (frame["system"] == system).to_numpy())
         head = {} if system is None else {"system": system}
-        rows.append(row(head, "overall", "all", part))
-        for columns in groupings:
-            type_rule = docbench and columns == ("qtype",)
-            # Groups are told apart by their labels, so that missing values (None, NaN)
-            # form one "(missing)" group instead of being dropped as pandas' groupby would.
-            keys = (type_labels if type_rule else
-                    [tuple(_label(v) for v in values)
-                     for values in zip(*(frame[c].tolist() for c in columns), strict=True)])
-            index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
-            codes = np.array([index[key] for key in keys])
+        rows.append(tally.row(head, "overall", "all", part))
+        for columns, type_rule, (keys, index, codes) in breakdowns:
             present = {keys[i] for i in np.flatnonzero(part)}
-            for key in sorted(present, key=lambda k: _sort_key(columns, k)):
-                mask = part & (codes == index[key])
-                rows.append(row(head, "+".join(columns), ", ".join(key), mask, type_rule))
-    table = pd.DataFrame(rows)
-    judged = table["judged"].to_numpy()
-    correct = table["correct"].to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        table["accuracy"] = np.where(judged > 0, correct / np.maximum(judged, 1), math.nan)
-    bounds = [_wilson(int(k), int(m), z) if m > 0 else (math.nan, math.nan)
-              for k, m in zip(correct, judged, strict=True)]
-    table["ci_low"] = [b[0] for b in bounds]
-    table["ci_high"] = [b[1] for b in bounds]
-    if docbench:  # the last column: what a reader compares the two tables by
-        table["counted_differently"] = table.pop("counted_differently")
-    empty = np.flatnonzero(judged == 0)
+            for key in sorted(present, key=partial(_sort_key, columns)):
+                rows.append(tally.row(head, "+".join(columns), ", ".join(key),
+                                      part & (codes == index[key]), type_rule))
+    table = _with_accuracy(pd.DataFrame(rows), NormalDist().inv_cdf(0.5 + level / 2),
+                           docbench)
+    empty = np.flatnonzero(table["judged"].to_numpy() == 0)
     if empty.size:
         first = table.iloc[int(empty[0])]
         where = ", ".join(f"{c} {first[c]}" for c in ("system", "by", "group") if c in table)

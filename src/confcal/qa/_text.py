@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, TypeAlias
 
 from rapidfuzz.distance import Levenshtein
 
@@ -390,50 +390,70 @@ def _number_value(number: str) -> tuple[float, float]:
     return parse_number(number), 10.0 ** -len(decimals)
 
 
+def _fiscal_year(m: re.Match[str]) -> Quantity:
+    """The year of "FY2020" or "FY23" (two digits are this century's)."""
+    digits = m.group("fy")
+    year = float(digits) + (2000.0 if len(digits) == 2 else 0.0)
+    return Quantity(year, False, m.group(0))
+
+
+def _read_number(m: re.Match[str]) -> tuple[float, float] | None:
+    """Value and precision of the digits or number words matched, None for no number."""
+    if m.group("word"):
+        return _words_value(m.group("word")), 1.0
+    value, precision = _number_value(m.group("number"))
+    if not (math.isfinite(value) and precision > 0):  # "1e999": no number to read
+        return None
+    return value, precision
+
+
+def _scale_after(text: str, m: re.Match[str], end: int) -> tuple[float, bool, int]:
+    """(scale, percent, end) of a number from what is written right after it: a glued
+    scale letter ("5.5M", "$3m" after a currency sign), a percent sign or word, or a
+    scale word ("5.5 million")."""
+    after = _AFTER_RE.match(text, end)
+    if after is None:
+        return 1.0, False, end
+    glued = after.group("glued")
+    if glued is not None and m.group("word") is None:
+        letter = (_LETTER_SCALES.get(glued) or _SCALES.get(glued.lower())
+                  or (_MONEY_LETTER_SCALES.get(glued) if m.group("currency") else None))
+        return (1.0, False, end) if letter is None else (letter, False, after.end())
+    if after.group("pct"):
+        return 1.0, True, after.end()
+    if after.group("scale"):
+        return _SCALES[after.group("scale").lower()], False, after.end()
+    return 1.0, False, end
+
+
+def _duration_after(text: str, end: int) -> tuple[str | None, float, int]:
+    """(dimension, size of the unit in it, end) of a duration unit written after a
+    number ("24 months", "60-month"); (None, 1.0, end) for none."""
+    duration = _DURATION_RE.match(text, end)
+    if duration is None:
+        return None, 1.0, end
+    word = duration.group("unit").lower()
+    unit, per_unit = _DURATIONS.get(word, _DURATIONS.get(word.rstrip("s"), (None, 1.0)))
+    return unit, per_unit, (end if unit is None else duration.end())
+
+
 def _quantity_matches(text: str) -> list[tuple[Quantity, int, int]]:
     found: list[tuple[Quantity, int, int]] = []
     for m in _QUANTITY_RE.finditer(text):
         if m.group("fy"):
-            digits = m.group("fy")
-            year = float(digits) + (2000.0 if len(digits) == 2 else 0.0)
-            found.append((Quantity(year, False, m.group(0)), m.start(), m.end()))
+            found.append((_fiscal_year(m), m.start(), m.end()))
             continue
-        if m.group("word"):
-            value = _words_value(m.group("word"))
-            precision = 1.0
-        else:
-            value, precision = _number_value(m.group("number"))
-            if not (math.isfinite(value) and precision > 0):  # "1e999": no number to read
-                continue
+        number = _read_number(m)
+        if number is None:
+            continue
+        value, precision = number
         sign = {"-": -1, "+": 1}.get(m.group("sign") or m.group("csign") or "", 0)
-        percent = False
-        scale = 1.0
         end = m.end()
         half = _HALF_RE.match(text, end)
         if half is not None and precision >= 1.0:  # "one and a half years"
             value, precision, end = value + 0.5, 0.5, half.end()
-        after = _AFTER_RE.match(text, end)
-        if after is not None:
-            glued = after.group("glued")
-            if glued is not None and m.group("word") is None:
-                letter = (_LETTER_SCALES.get(glued) or _SCALES.get(glued.lower())
-                          or (_MONEY_LETTER_SCALES.get(glued) if m.group("currency") else None))
-                if letter is not None:
-                    scale = letter
-                    end = after.end()
-            elif after.group("pct"):
-                percent = True
-                end = after.end()
-            elif after.group("scale"):
-                scale = _SCALES[after.group("scale").lower()]
-                end = after.end()
-        unit, per_unit = None, 1.0
-        duration = None if percent else _DURATION_RE.match(text, end)
-        if duration is not None:
-            word = duration.group("unit").lower()
-            unit, per_unit = _DURATIONS.get(word, _DURATIONS.get(word.rstrip("s"), (None, 1.0)))
-            if unit is not None:
-                end = duration.end()
+        scale, percent, end = _scale_after(text, m, end)
+        unit, per_unit, end = (None, 1.0, end) if percent else _duration_after(text, end)
         quantity = Quantity(value=value * scale, percent=percent,
                             text=text[m.start():end].strip(), precision=precision * scale,
                             sign=sign, unit=unit, per_unit=per_unit,
@@ -602,6 +622,58 @@ def direction(text: str) -> int:
     return _direction({stem(t) for t in _TOKEN_RE.findall(prepare(text).casefold())})
 
 
+_Token: TypeAlias = "tuple[str, Any]"  # ("q", index) | ("w", stem) | ("b", cost)
+
+
+def _add_words(piece: str, tokens: list[_Token]) -> None:
+    """Append the words (stems) and clause boundaries (costs) of a piece of text."""
+    previous = ""
+    for tok in _TOKEN_RE.findall(piece.casefold()):
+        if tok in _BOUNDARY_COST and _BOUNDARY_COST[tok]:
+            tokens.append(("b", _BOUNDARY_COST[tok]))
+        if tok[0].isalnum() and tok not in _LABEL_STOPWORDS:
+            tokens.append(("w", stem(tok.removesuffix("'s"))))
+        elif tok in ("to", "from") and is_direction_word(previous):
+            # "fell to 3.5%", "up to $100,000", "rose from 3,200": a level, not a change
+            k = len(tokens) - (2 if tokens and tokens[-1][0] == "b" else 1)
+            if k >= 0 and tokens[k] == ("w", stem(previous)):
+                tokens[k] = ("w", "=" + stem(previous))
+        previous = tok
+
+
+def _tokens(text: str, spans: list[tuple[Quantity, int, int]]) -> list[_Token]:
+    """The text as numbers (their index in ``spans``), words and clause boundaries."""
+    tokens: list[_Token] = []
+    last = 0
+    for i, (_, start, end) in enumerate(spans):
+        _add_words(text[last:start], tokens)
+        tokens.append(("q", i))
+        last = end
+    _add_words(text[last:], tokens)
+    return tokens
+
+
+def _nearest(tokens: list[_Token], pos: int, owner: Callable[[int], bool],
+             reach: float = math.inf) -> int | None:
+    """The number nearest to token ``pos`` among those ``owner`` accepts, within
+    ``reach``; None for none, or a tie between the one before and the one after."""
+    found = []
+    for step in (-1, 1):
+        cost, j = 1, pos + step
+        while 0 <= j < len(tokens):
+            kind, value = tokens[j]
+            if kind == "q" and owner(value):
+                if cost <= reach:
+                    found.append((cost, value))
+                break
+            cost += value if kind == "b" else 1
+            j += step
+    found.sort()
+    if not found or (len(found) == 2 and found[0][0] == found[1][0]):
+        return None  # no number, or a tie: the word belongs to neither
+    return int(found[0][1])
+
+
 def bind(text: str) -> list[Bound]:
     """Every number of the text with the words and years closest to it.
 
@@ -617,61 +689,23 @@ def bind(text: str) -> list[Bound]:
     """
     text = prepare(text)
     spans = _quantity_matches(text)
-    tokens: list[tuple[str, Any]] = []  # ("q", index) | ("w", stem) | ("b", cost)
-    last = 0
-
-    def words_of(piece: str) -> None:
-        previous = ""
-        for tok in _TOKEN_RE.findall(piece.casefold()):
-            if tok in _BOUNDARY_COST and _BOUNDARY_COST[tok]:
-                tokens.append(("b", _BOUNDARY_COST[tok]))
-            if tok[0].isalnum() and tok not in _LABEL_STOPWORDS:
-                tokens.append(("w", stem(tok.removesuffix("'s"))))
-            elif tok in ("to", "from") and is_direction_word(previous):
-                # "fell to 3.5%", "up to $100,000", "rose from 3,200": a level, not a change
-                k = len(tokens) - (2 if tokens and tokens[-1][0] == "b" else 1)
-                if k >= 0 and tokens[k] == ("w", stem(previous)):
-                    tokens[k] = ("w", "=" + stem(previous))
-            previous = tok
-
-    for i, (_, start, end) in enumerate(spans):
-        words_of(text[last:start])
-        tokens.append(("q", i))
-        last = end
-    words_of(text[last:])
+    tokens = _tokens(text, spans)
     labels: list[set[str]] = [set() for _ in spans]
     years: list[set[int]] = [set() for _ in spans]
     is_year = [q.is_year for q, _, _ in spans]
-
-    def nearest(pos: int, owner: Callable[[int], bool], reach: float = math.inf) -> int | None:
-        found = []
-        for step in (-1, 1):
-            cost, j = 1, pos + step
-            while 0 <= j < len(tokens):
-                kind, value = tokens[j]
-                if kind == "q" and owner(value):
-                    if cost <= reach:
-                        found.append((cost, value))
-                    break
-                cost += value if kind == "b" else 1
-                j += step
-        found.sort()
-        if not found or (len(found) == 2 and found[0][0] == found[1][0]):
-            return None  # no number, or a tie: the word belongs to neither
-        return int(found[0][1])
 
     # Words and years go to the nearest number that is not a year; a year's own words (for
     # a question whose answer is a year) are those nearest to it among the years.
     for pos, (kind, value) in enumerate(tokens):
         if kind == "b" or (kind == "q" and not is_year[value]):
             continue
-        owner = nearest(pos, lambda k: not is_year[k])
+        owner = _nearest(tokens, pos, lambda k: not is_year[k])
         if owner is not None and kind == "w":
             labels[owner].add(value)
         elif owner is not None:
             years[owner].add(int(spans[value][0].value))
         if kind == "w":
-            owner = nearest(pos, lambda k: is_year[k], reach=4)
+            owner = _nearest(tokens, pos, lambda k: is_year[k], reach=4)
             if owner is not None:
                 labels[owner].add(value)
     ranges = dict(_range_pairs(text, spans))
@@ -701,6 +735,30 @@ def _in_unit(q: Quantity, convert: bool) -> tuple[float, float]:
     return q.value, q.precision
 
 
+def _readings(reference: Quantity, answer: Quantity, share: bool
+              ) -> list[tuple[float, float, float, float]]:
+    """The ways two numbers can be compared, each as (value, precision) of both.
+
+    Durations in a common unit when both are durations. A percent and a plain number: as
+    written unless a share is asked and one is at most 1 (12% and 12), and as a fraction
+    when a share is asked or the fraction has three significant digits, and is at most 1
+    (12% and 0.12; 12.4% and 0.124).
+    """
+    convert = bool(reference.unit and answer.unit)  # "18 to 34 years" vs "18-34": as written
+    a, pa = _in_unit(reference, convert)
+    b, pb = _in_unit(answer, convert)
+    if reference.percent == answer.percent:
+        return [(a, pa, b, pb)]
+    candidates = []
+    fraction = answer if reference.percent else reference
+    if not share or min(a, b) > 1:
+        candidates.append((a, pa, b, pb))
+    if (share or fraction.precision * 100 <= fraction.value) and fraction.value <= 1:
+        fa, fb = (100.0 if reference.percent else 1.0), (100.0 if answer.percent else 1.0)
+        candidates.append((a / fa, pa / fa, b / fb, pb / fb))
+    return candidates
+
+
 def compare(reference: Quantity, answer: Quantity, rel_tol: float, share: bool) -> str | None:
     """How an answer's number states a reference number: ``"same"``, ``"rounded"``,
     ``"coarser"`` or None.
@@ -726,21 +784,8 @@ def compare(reference: Quantity, answer: Quantity, rel_tol: float, share: bool) 
         return None
     if reference.currency and answer.currency and not reference.currency & answer.currency:
         return None  # "EUR 3 million" is not "$3 million"
-    convert = bool(reference.unit and answer.unit)  # "18 to 34 years" vs "18-34": as written
-    a, pa = _in_unit(reference, convert)
-    b, pb = _in_unit(answer, convert)
-    candidates = []
-    if reference.percent == answer.percent:
-        candidates.append((a, pa, b, pb))
-    else:
-        fraction = answer if reference.percent else reference
-        if not share or min(a, b) > 1:
-            candidates.append((a, pa, b, pb))
-        if (share or fraction.precision * 100 <= fraction.value) and fraction.value <= 1:
-            fa, fb = (100.0 if reference.percent else 1.0), (100.0 if answer.percent else 1.0)
-            candidates.append((a / fa, pa / fa, b / fb, pb / fb))
     best = None
-    for x, px, y, py in candidates:
+    for x, px, y, py in _readings(reference, answer, share):
         slack = 1e-9 * max(x, y, 1e-300)  # binary rounding of scaled values (5.5 * 1e6)
         diff = abs(x - y)
         if diff <= rel_tol * max(x, y) + slack:

@@ -160,6 +160,44 @@ EMPTY_VERDICT = Verdict(0, "empty-answer", "the answer is empty; DocBench scores
 
 
 # ------------------------------------------------------------------------ judging all
+def prefix_arg(prefix: Any, example: str) -> str:
+    """A verdict columns' prefix: a word (letters, digits, underscores)."""
+    if not (isinstance(prefix, str) and re.fullmatch(r"\w+", prefix)):
+        raise ValidationError(f"prefix must be a word such as {example!r}; found {prefix!r}")
+    return prefix
+
+
+def add_verdicts(frame: pd.DataFrame, verdicts: Sequence[Verdict], prefix: str, *,
+                 replies: bool) -> None:
+    """Write the verdict columns into ``frame``: ``<prefix>`` (Int64), ``_status``,
+    ``_rule``, ``_reason`` and, with ``replies``, ``_reply`` and ``_convention``."""
+    frame[prefix] = pd.array([v.score for v in verdicts], dtype="Int64")
+    frame[f"{prefix}_status"] = [v.status for v in verdicts]
+    frame[f"{prefix}_rule"] = [v.rule for v in verdicts]
+    frame[f"{prefix}_reason"] = [v.reason for v in verdicts]
+    if replies:
+        frame[f"{prefix}_reply"] = [v.reply for v in verdicts]
+        frame[f"{prefix}_convention"] = [v.convention for v in verdicts]
+
+
+def _judge_one(judge: Judge, i: int, row: Any, has_evidence: bool) -> Verdict:
+    """The judge's verdict on record ``i``; an error names the record."""
+    evidence = row.evidence if has_evidence else None
+    try:
+        # text as it is (a model judge's template is filled verbatim); null is None
+        verdict = judge.judge(row.question, row.answer, row.reference, qtype=row.qtype,
+                              evidence=evidence if isinstance(evidence, str) else None)
+    except Exception as exc:
+        if hasattr(exc, "add_note"):  # Python 3.11+
+            exc.add_note(f"while judging record {i} (doc_id {row.doc_id!r})")
+        raise
+    if not isinstance(verdict, Verdict):
+        raise ValidationError(
+            f"judge.judge must return a Verdict; found {type(verdict).__name__} for "
+            f"record {i}")
+    return verdict
+
+
 def judge_records(records: Records, judge: Judge, *, prefix: str = "verdict") -> pd.DataFrame:
     """Judge every record; return the records with the verdict columns added.
 
@@ -198,37 +236,16 @@ def judge_records(records: Records, judge: Judge, *, prefix: str = "verdict") ->
         raise ValidationError(
             f"judge must have a judge(question, answer, reference, *, qtype, evidence) "
             f"method; found {type(judge).__name__}")
-    if not (isinstance(prefix, str) and re.fullmatch(r"\w+", prefix)):
-        raise ValidationError(f"prefix must be a word such as 'verdict'; found {prefix!r}")
-    columns = [prefix, f"{prefix}_status", f"{prefix}_rule", f"{prefix}_reason"]
-    extra = [f"{prefix}_reply", f"{prefix}_convention"]
-    clash = [c for c in columns + extra if c in frame.columns]
+    prefix = prefix_arg(prefix, "verdict")
+    names = ["", "_status", "_rule", "_reason", "_reply", "_convention"]
+    clash = [prefix + n for n in names if prefix + n in frame.columns]
     if clash:
         raise ValidationError(
             f"records must not already have the verdict columns; found {', '.join(clash)} "
             f"(pass another prefix)")
     has_evidence = "evidence" in frame.columns
-    verdicts: list[Verdict] = []
-    for i, row in enumerate(frame.itertuples(index=False)):
-        evidence = row.evidence if has_evidence else None
-        try:
-            # text as it is (a model judge's template is filled verbatim); null is None
-            verdict = judge.judge(row.question, row.answer, row.reference, qtype=row.qtype,
-                                  evidence=evidence if isinstance(evidence, str) else None)
-        except Exception as exc:
-            if hasattr(exc, "add_note"):  # Python 3.11+
-                exc.add_note(f"while judging record {i} (doc_id {row.doc_id!r})")
-            raise
-        if not isinstance(verdict, Verdict):
-            raise ValidationError(
-                f"judge.judge must return a Verdict; found {type(verdict).__name__} for "
-                f"record {i}")
-        verdicts.append(verdict)
-    frame[columns[0]] = pd.array([v.score for v in verdicts], dtype="Int64")
-    frame[columns[1]] = [v.status for v in verdicts]
-    frame[columns[2]] = [v.rule for v in verdicts]
-    frame[columns[3]] = [v.reason for v in verdicts]
-    if any(v.convention is not None for v in verdicts):
-        frame[extra[0]] = [v.reply for v in verdicts]
-        frame[extra[1]] = [v.convention for v in verdicts]
+    verdicts = [_judge_one(judge, i, row, has_evidence)
+                for i, row in enumerate(frame.itertuples(index=False))]
+    add_verdicts(frame, verdicts, prefix,
+                 replies=any(v.convention is not None for v in verdicts))
     return frame
