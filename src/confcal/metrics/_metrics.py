@@ -44,7 +44,7 @@ from ._ranking import Ranking, dot_no_blas, scale_weights, squared_error_sum
 
 if TYPE_CHECKING:
     # pandas is imported inside the functions that build a DataFrame: the scalar metrics
-    # cost numpy only (STYLE.md 19; tests/test_api.py checks it).
+    # cost numpy only (lazy submodules; tests/test_api.py checks it).
     import pandas as pd
     from numpy.typing import ArrayLike
 

@@ -5,7 +5,7 @@ embedded as base64 PNG, no script, no external resource), ``report.md``, ``metri
 the PNG figures. Every value that comes from a document or a metadata column is escaped:
 extracted text is untrusted input. The folder is written under a temporary name and renamed
 into place, so a failure never leaves a half-written report. The numbers come from
-:mod:`confcal.report._runs`; this module renders them and never the reverse (STYLE rule 15).
+:mod:`confcal.report._runs`; this module renders them and never the reverse.
 """
 
 from __future__ import annotations

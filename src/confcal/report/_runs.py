@@ -6,7 +6,7 @@ documents, how many carry no confidence, extraction quality (WOA, F1) and calibr
 (AUROC, ECE, Brier, ECARB), with bootstrap intervals that resample documents.
 :class:`RunSummary` and :func:`compare_runs_sketched` compute the same table (without
 intervals) from mergeable summaries. Nothing here draws or renders: that is
-:mod:`confcal.report._render` (STYLE rule 15).
+:mod:`confcal.report._render`.
 """
 
 from __future__ import annotations

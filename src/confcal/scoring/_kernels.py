@@ -2,7 +2,7 @@
 
 Shared by the comparator modules, the scorer and line-item matching (names without a
 leading underscore are used across modules; see docs/architecture.md). The dispatch picks
-how a comparator is evaluated by what it can do, never by its type (STYLE rule 17).
+how a comparator is evaluated by what it can do, never by its type.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ class BatchedComparator(Protocol):
 
     :func:`~confcal.scoring.score_documents`, :func:`~confcal.scoring.score_documents_iter`
     and :func:`~confcal.scoring.matching.match_items` use these methods for every comparator
-    that has them, whatever its type: the path is chosen by capability (STYLE rule 17, as
+    that has them, whatever its type: the path is chosen by capability (as
     RapidFuzz scorers advertise theirs), and the four built-in comparators take it the same
     way. A comparator without them is called once per pair.
 
