@@ -1,8 +1,9 @@
 """confcal: can you trust the confidence of a document-extraction model?
 
 - Calibration metrics on arrays: :func:`auroc`, :func:`ece`, :func:`mce`, :func:`brier`,
-  :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`, and
-  :func:`bootstrap_ci` intervals that resample documents.
+  :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`,
+  :func:`bootstrap_ci` intervals that resample documents, and tests:
+  :func:`calibration_test` (is it calibrated?) and :func:`delong_test` (two AUROCs).
 - Extraction scoring: typed comparators (:class:`Text`, :class:`Number`, :class:`Date`,
   :class:`Exact`), schemas (:class:`Schema`, :class:`Field`, :class:`Items`), Hungarian
   line-item matching and :func:`score_documents`, which builds the entity table.
@@ -29,6 +30,10 @@ _LAZY: dict[str, str] = {
     "auroc": "confcal.metrics",
     "brier": "confcal.metrics",
     "calibration_report": "confcal.metrics",
+    "CalibrationTest": "confcal.metrics",
+    "DeLongTest": "confcal.metrics",
+    "calibration_test": "confcal.metrics",
+    "delong_test": "confcal.metrics",
     "ecarb": "confcal.metrics",
     "ecarb_ceiling": "confcal.metrics",
     "ecarb_curve": "confcal.metrics",
@@ -91,9 +96,13 @@ if _TYPE_CHECKING:
     from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
     from .metrics import (
         CalibrationReport,
+        CalibrationTest,
+        DeLongTest,
         auroc,
         brier,
         calibration_report,
+        calibration_test,
+        delong_test,
         ecarb,
         ecarb_ceiling,
         ecarb_curve,
@@ -139,7 +148,9 @@ def __dir__() -> list[str]:
 __all__ = [
     "CalibrationReport",
     "CalibrationSketch",
+    "CalibrationTest",
     "ConfcalError",
+    "DeLongTest",
     "Date",
     "Exact",
     "ExtractionResult",
@@ -164,7 +175,9 @@ __all__ = [
     "brier",
     "budget_for_residual_error",
     "calibration_report",
+    "calibration_test",
     "compare_runs",
+    "delong_test",
     "ecarb",
     "ecarb_ceiling",
     "ecarb_curve",
