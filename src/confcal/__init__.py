@@ -1,7 +1,8 @@
 """confcal: can you trust the confidence of a document-extraction model?
 
 - Calibration metrics on arrays: :func:`auroc`, :func:`ece`, :func:`mce`, :func:`brier`,
-  :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`, and
+  :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`, the debiased and
+  smooth calibration errors (:func:`debiased_ece`, :func:`smooth_ece`), and
   :func:`bootstrap_ci` intervals that resample documents.
 - Extraction scoring: typed comparators (:class:`Text`, :class:`Number`, :class:`Date`,
   :class:`Exact`), schemas (:class:`Schema`, :class:`Field`, :class:`Items`), Hungarian
@@ -29,6 +30,7 @@ _LAZY: dict[str, str] = {
     "auroc": "confcal.metrics",
     "brier": "confcal.metrics",
     "calibration_report": "confcal.metrics",
+    "debiased_ece": "confcal.metrics",
     "ecarb": "confcal.metrics",
     "ecarb_ceiling": "confcal.metrics",
     "ecarb_curve": "confcal.metrics",
@@ -36,6 +38,7 @@ _LAZY: dict[str, str] = {
     "mce": "confcal.metrics",
     "reliability_bins": "confcal.metrics",
     "review_count": "confcal.metrics",
+    "smooth_ece": "confcal.metrics",
     "bootstrap_ci": "confcal.metrics.bootstrap",
     "CalibrationSketch": "confcal.metrics.sketch",
     "ConfcalError": "confcal.exceptions",
@@ -94,6 +97,7 @@ if _TYPE_CHECKING:
         auroc,
         brier,
         calibration_report,
+        debiased_ece,
         ecarb,
         ecarb_ceiling,
         ecarb_curve,
@@ -101,6 +105,7 @@ if _TYPE_CHECKING:
         mce,
         reliability_bins,
         review_count,
+        smooth_ece,
     )
     from .metrics.bootstrap import bootstrap_ci
     from .metrics.sketch import CalibrationSketch
@@ -165,6 +170,7 @@ __all__ = [
     "budget_for_residual_error",
     "calibration_report",
     "compare_runs",
+    "debiased_ece",
     "ecarb",
     "ecarb_ceiling",
     "ecarb_curve",
@@ -181,6 +187,7 @@ __all__ = [
     "review_count",
     "score_documents",
     "score_documents_iter",
+    "smooth_ece",
     "threshold_for_accuracy",
     "write_report",
 ]
