@@ -2,8 +2,10 @@
 
 - Calibration metrics on arrays: :func:`auroc`, :func:`ece`, :func:`mce`, :func:`brier`,
   :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`, the debiased and
-  smooth calibration errors (:func:`debiased_ece`, :func:`smooth_ece`), and
-  :func:`bootstrap_ci` intervals that resample documents.
+  smooth calibration errors (:func:`debiased_ece`, :func:`smooth_ece`),
+  :func:`brier_decomposition`, :func:`calibration_slope`, :func:`log_loss`, the curves
+  (:func:`risk_coverage_curve` and :func:`aurc`, :func:`roc_curve_points`,
+  :func:`pr_curve_points`), and :func:`bootstrap_ci` intervals that resample documents.
 - Extraction scoring: typed comparators (:class:`Text`, :class:`Number`, :class:`Date`,
   :class:`Exact`), schemas (:class:`Schema`, :class:`Field`, :class:`Items`), Hungarian
   line-item matching and :func:`score_documents`, which builds the entity table.
@@ -39,6 +41,15 @@ _LAZY: dict[str, str] = {
     "reliability_bins": "confcal.metrics",
     "review_count": "confcal.metrics",
     "smooth_ece": "confcal.metrics",
+    "BrierDecomposition": "confcal.metrics",
+    "CalibrationSlope": "confcal.metrics",
+    "aurc": "confcal.metrics",
+    "brier_decomposition": "confcal.metrics",
+    "calibration_slope": "confcal.metrics",
+    "log_loss": "confcal.metrics",
+    "pr_curve_points": "confcal.metrics",
+    "risk_coverage_curve": "confcal.metrics",
+    "roc_curve_points": "confcal.metrics",
     "bootstrap_ci": "confcal.metrics.bootstrap",
     "CalibrationSketch": "confcal.metrics.sketch",
     "ConfcalError": "confcal.exceptions",
@@ -93,18 +104,27 @@ if _TYPE_CHECKING:
     from .datasets import load_demo
     from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
     from .metrics import (
+        BrierDecomposition,
         CalibrationReport,
+        CalibrationSlope,
+        aurc,
         auroc,
         brier,
+        brier_decomposition,
         calibration_report,
+        calibration_slope,
         debiased_ece,
         ecarb,
         ecarb_ceiling,
         ecarb_curve,
         ece,
+        log_loss,
         mce,
+        pr_curve_points,
         reliability_bins,
         review_count,
+        risk_coverage_curve,
+        roc_curve_points,
         smooth_ece,
     )
     from .metrics.bootstrap import bootstrap_ci
@@ -142,8 +162,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BrierDecomposition",
     "CalibrationReport",
     "CalibrationSketch",
+    "CalibrationSlope",
     "ConfcalError",
     "Date",
     "Exact",
@@ -164,11 +186,14 @@ __all__ = [
     "Verdict",
     "accuracy_table",
     "aggregate_logprobs",
+    "aurc",
     "auroc",
     "bootstrap_ci",
     "brier",
+    "brier_decomposition",
     "budget_for_residual_error",
     "calibration_report",
+    "calibration_slope",
     "compare_runs",
     "debiased_ece",
     "ecarb",
@@ -178,13 +203,17 @@ __all__ = [
     "judge_agreement",
     "judge_records",
     "load_demo",
-    "mce",
+    "log_loss",
     "match_items",
+    "mce",
     "parse_date",
     "parse_number",
     "parse_topk",
+    "pr_curve_points",
     "reliability_bins",
     "review_count",
+    "risk_coverage_curve",
+    "roc_curve_points",
     "score_documents",
     "score_documents_iter",
     "smooth_ece",

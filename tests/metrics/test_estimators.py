@@ -10,11 +10,22 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import confcal
-from confcal import UndefinedMetricWarning, ValidationError, debiased_ece, ece, smooth_ece
+from _registry import normal_weights
+from confcal import (
+    UndefinedMetricWarning,
+    ValidationError,
+    brier,
+    brier_decomposition,
+    calibration_slope,
+    debiased_ece,
+    ece,
+    log_loss,
+    smooth_ece,
+)
 from confcal.metrics import SMOOTH_ECE_MIN_BANDWIDTH
 from confcal.testing import calibration_data, reference_bins, weighted_calibration_data
 
@@ -236,7 +247,7 @@ def test_smooth_ece_row_order_never_matters(data, draw):
     assert smooth_ece(correct[perm], confidence[perm]) == pytest.approx(a, abs=1e-12)
 
 
-@PROPERTY
+@settings(max_examples=30, deadline=None)
 @given(data=weighted_calibration_data(max_size=40, weights="integer", max_weight=4),
        exponent=st.integers(-300, 300))
 def test_smooth_ece_weights(data, exponent):
@@ -262,6 +273,175 @@ def test_smooth_ece_bounds(data):
     assert 0.0 <= value <= np.abs(correct - confidence).mean() + 1e-12
 
 
+# --- Brier decomposition ------------------------------------------------------------------
+def test_brier_decomposition_by_hand():
+    # bins (M=2): {0.1 wrong, 0.3 right}, {0.6 right, 0.8 right}; ȳ = 3/4
+    d = brier_decomposition([0, 1, 1, 1], [0.1, 0.3, 0.6, 0.8], n_bins=2)
+    # REL = (0.2 - 0.5)^2/2 + (0.7 - 1)^2/2 = 0.09; RES = (0.25^2 + 0.25^2)/2 = 0.0625
+    # UNC = 3/16; WBV = (0.01 + 0.01 + 0.01 + 0.01)/4 = 0.01
+    # WBC = 2 * ((-0.1)(-0.5) + (0.1)(0.5) + 0 + 0)/4 = 0.05
+    assert d.reliability == pytest.approx(0.09, abs=1e-15)
+    assert d.resolution == pytest.approx(0.0625, abs=1e-15)
+    assert d.uncertainty == pytest.approx(0.1875, abs=1e-15)
+    assert d.within_bin_variance == pytest.approx(0.01, abs=1e-15)
+    assert d.within_bin_covariance == pytest.approx(0.05, abs=1e-15)
+    # 0.09 - 0.0625 + 0.1875 + 0.01 - 0.05 = 0.175 = (0.01 + 0.49 + 0.16 + 0.04) / 4
+    assert d.brier == pytest.approx(0.175, abs=1e-15)
+    assert d.to_dict()["n_bins"] == 2
+
+
+@PROPERTY
+@given(data=weighted_calibration_data(max_size=60, ties="some", weights="float"),
+       n_bins=st.sampled_from([1, 3, 5, 10]), binning=st.sampled_from(["quantile", "uniform"]))
+def test_brier_decomposition_identity_is_exact(data, n_bins, binning):
+    correct, confidence, weight = data
+    for w in (None, weight):
+        d = brier_decomposition(correct, confidence, n_bins=n_bins, binning=binning,
+                                sample_weight=w)
+        total = (d.reliability - d.resolution + d.uncertainty + d.within_bin_variance
+                 - d.within_bin_covariance)
+        assert total == pytest.approx(d.brier, abs=1e-12)
+        assert d.brier == brier(correct, confidence, sample_weight=w)
+        assert min(d.reliability, d.resolution, d.uncertainty, d.within_bin_variance) >= 0
+
+
+@PROPERTY
+@given(values=st.lists(st.floats(0, 1), min_size=1, max_size=5, unique=True),
+       data=st.data())
+def test_murphy_three_terms_when_each_bin_holds_one_value(values, data):
+    # as many quantile bins as rows of one value each (every value repeated equally), or
+    # one uniform bin per value: each bin holds a single confidence value
+    repeat = data.draw(st.integers(1, 4))
+    confidence = np.repeat(np.sort(values), repeat)
+    correct = np.array(data.draw(st.lists(st.booleans(), min_size=confidence.size,
+                                          max_size=confidence.size)))
+    d = brier_decomposition(correct, confidence, n_bins=len(values))
+    assert d.within_bin_variance == 0.0 and d.within_bin_covariance == 0.0
+    assert d.reliability - d.resolution + d.uncertainty == pytest.approx(
+        brier(correct, confidence), abs=1e-12)
+
+
+# --- calibration slope ------------------------------------------------------------------
+def sklearn_slope(correct, confidence, sample_weight=None):
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.log(confidence / (1 - confidence)).reshape(-1, 1)
+    # unpenalised: penalty=None, spelled C=inf since scikit-learn 1.8
+    fit = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(
+        x, correct, sample_weight=sample_weight)
+    return float(fit.coef_[0, 0]), float(fit.intercept_[0])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_calibration_slope_equals_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 3000))
+    confidence = rng.uniform(0.02, 0.98, size=n)
+    logit = np.log(confidence / (1 - confidence))
+    true_slope, true_intercept = rng.uniform(0.3, 2.0), rng.uniform(-1, 1)
+    correct = rng.uniform(size=n) < 1 / (1 + np.exp(-(true_intercept + true_slope * logit)))
+    weight = rng.integers(1, 5, size=n).astype(float) if seed % 2 else None
+    fit = calibration_slope(correct, confidence, sample_weight=weight)
+    slope, intercept = sklearn_slope(correct, confidence, weight)
+    assert fit.slope == pytest.approx(slope, abs=1e-6)
+    assert fit.intercept == pytest.approx(intercept, abs=1e-6)
+    # the score equations hold at the fit: Σ w (p - y) [1, x] = 0
+    w = np.ones(n) if weight is None else weight
+    p = 1 / (1 + np.exp(-(fit.intercept + fit.slope * logit)))
+    assert abs(np.dot(w, p - correct)) / w.sum() < 1e-12
+    assert abs(np.dot(w, (p - correct) * logit)) / w.sum() < 1e-12
+
+
+def test_a_calibrated_model_has_slope_one_and_intercept_zero():
+    rng = np.random.default_rng(0)
+    confidence = rng.uniform(0.05, 0.95, size=200_000)
+    fit = calibration_slope(rng.uniform(size=confidence.size) < confidence, confidence)
+    assert fit.slope == pytest.approx(1.0, abs=0.02)
+    assert fit.intercept == pytest.approx(0.0, abs=0.02)
+
+
+def test_calibration_slope_undefined_cases():
+    with pytest.raises(ValidationError, match=r"strictly within \(0, 1\) for calibration_slope"
+                                              r".*first at index 1 \(1.0\)"):
+        calibration_slope([1, 0, 1], [0.5, 1.0, 0.2])
+    cases = {
+        "one class only": ([1, 1, 1], [0.2, 0.5, 0.9]),
+        "every confidence is the same": ([1, 0, 1], [0.4, 0.4, 0.4]),
+        "separates": ([0, 0, 1, 1], [0.1, 0.3, 0.3, 0.8]),  # a tie at the edge: quasi
+    }
+    for message, (y, c) in cases.items():
+        with pytest.warns(UndefinedMetricWarning, match=message):
+            fit = calibration_slope(y, c)
+        assert math.isnan(fit.slope) and math.isnan(fit.intercept)
+    # the reverse separation too (errors the more confident)
+    with pytest.warns(UndefinedMetricWarning, match="separates"):
+        calibration_slope([1, 1, 0], [0.1, 0.2, 0.9])
+    # a zero weight takes the overlapping row out: separated
+    with pytest.warns(UndefinedMetricWarning, match="separates"):
+        calibration_slope([0, 1, 0, 1], [0.2, 0.3, 0.6, 0.8], sample_weight=[1, 1, 0, 1])
+
+
+@PROPERTY
+@given(data=weighted_calibration_data(min_size=4, max_size=40, ties="some",
+                                      single_class=False, weights="integer", max_weight=3),
+       draw=st.data())
+def test_calibration_slope_properties(data, draw):
+    correct, confidence, weight = data
+    inside = (confidence > 0) & (confidence < 1)
+    correct, confidence, weight = correct[inside], confidence[inside], weight[inside]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        if correct.size == 0 or weight.sum() == 0:
+            return
+        fit = calibration_slope(correct, confidence)
+        counts = weight.astype(np.intp)
+        perm = np.array(draw.draw(st.permutations(range(len(correct)))), dtype=np.intp)
+        moved = calibration_slope(correct[perm], confidence[perm])
+        weighted = calibration_slope(correct, confidence, sample_weight=weight)
+        repeated = calibration_slope(np.repeat(correct, counts), np.repeat(confidence, counts))
+    for a, b in ((fit, moved), (weighted, repeated)):
+        if math.isnan(a.slope):
+            assert math.isnan(b.slope)
+        else:
+            assert b.slope == pytest.approx(a.slope, rel=1e-8, abs=1e-8)
+            assert b.intercept == pytest.approx(a.intercept, rel=1e-8, abs=1e-8)
+
+
+# --- log loss ---------------------------------------------------------------------------
+def test_log_loss_by_hand_and_at_the_ends():
+    # -(log 0.8 + log 0.6) / 2
+    assert log_loss([1, 0], [0.8, 0.4]) == pytest.approx(-(math.log(0.8) + math.log(0.6)) / 2,
+                                                         abs=1e-15)
+    # certain and right costs nothing; certain and wrong costs infinity (not clipped)
+    assert log_loss([1, 0], [1.0, 0.0]) == 0.0
+    assert log_loss([1, 0], [0.0, 0.5]) == math.inf
+    # ... unless that row has no weight
+    assert log_loss([1, 0], [0.0, 0.5], sample_weight=[0, 1]) == pytest.approx(math.log(2))
+
+
+@PROPERTY
+@given(data=weighted_calibration_data(max_size=60, ties="some", weights="float"))
+def test_log_loss_equals_sklearn(data):
+    from sklearn.metrics import log_loss as sk_log_loss
+
+    correct, confidence, weight = data
+    # subnormal weights: scikit-learn's weighted mean underflows (5e-324 on one row of
+    # loss log 2 gives it 1.0); confcal rescales the weights first
+    assume(normal_weights(weight))
+    given_to_outcome = np.where(correct, confidence, 1 - confidence)
+    for w in (None, weight):
+        ours = log_loss(correct, confidence, sample_weight=w)
+        live = np.ones(len(correct), bool) if w is None else w > 0
+        if (given_to_outcome[live] == 0).any():
+            assert ours == math.inf
+            continue
+        theirs = sk_log_loss(correct, confidence, sample_weight=w, labels=[False, True])
+        # sklearn clips at machine epsilon; away from the ends the two are one formula
+        if (np.minimum(confidence, 1 - confidence)[live] > 1e-15).all() or theirs == ours:
+            assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-12)
+
+
 def test_the_estimators_are_in_the_package_facade():
-    assert confcal.smooth_ece is confcal.metrics.smooth_ece
-    assert confcal.debiased_ece is confcal.metrics.debiased_ece
+    for name in ("smooth_ece", "debiased_ece", "brier_decomposition", "calibration_slope",
+                 "log_loss", "BrierDecomposition", "CalibrationSlope"):
+        assert getattr(confcal, name) is getattr(confcal.metrics, name)

@@ -10,14 +10,17 @@ and an interval around that estimate never reaches the truth. Two estimators ans
   a kernel estimate that needs no bins at all.
 
 Both take frequency weights and are vectorised in them, so a bootstrap can call them once
-per resample.
+per resample. Beside them, the measures a calibration study reports next to ECE: Murphy's
+decomposition of the Brier score (:func:`brier_decomposition`), the calibration slope and
+intercept (:func:`calibration_slope`) and the log loss (:func:`log_loss`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,18 +28,24 @@ from .._validation import (
     check_calibration_data,
     check_n_bins,
     check_option,
+    first_bad,
     is_real,
 )
 from ..exceptions import ValidationError
-from ._metrics import BINNINGS, _Bins, ranking_bins, undefined_metric
-from ._ranking import Ranking
+from ._metrics import BINNINGS, _Bins, _brier, ranking_bins, undefined_metric
+from ._ranking import Ranking, scale_weights
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 __all__ = [
     "SMOOTH_ECE_MIN_BANDWIDTH",
+    "BrierDecomposition",
+    "CalibrationSlope",
+    "brier_decomposition",
+    "calibration_slope",
     "debiased_ece",
+    "log_loss",
     "smooth_ece",
 ]
 
@@ -402,3 +411,364 @@ def smooth_ece(correct: ArrayLike, confidence: ArrayLike, *,
         residual = residual * w
         total = float(w.sum())
     return smooth_ece_value(ResidualField(c).weigh(residual, total), sigma)
+
+
+# ---------------------------------------------------------------------------------------
+# Brier decomposition
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BrierDecomposition:
+    """Murphy's partition of the Brier score on calibration bins, made exact.
+
+    ``brier == reliability - resolution + uncertainty + within_bin_variance -
+    within_bin_covariance`` (to rounding); the last two terms are zero when every bin holds
+    a single confidence value, which leaves Murphy's three.
+
+    Attributes
+    ----------
+    reliability : float
+        Σ_b p_b (c̄_b − ȳ_b)²: the squared miscalibration of the bins (lower is better).
+    resolution : float
+        Σ_b p_b (ȳ_b − ȳ)²: how far the bins' accuracies move from the overall accuracy
+        ȳ (higher is better).
+    uncertainty : float
+        ȳ(1 − ȳ): the Brier score of always predicting the overall accuracy.
+    within_bin_variance : float
+        Σ_b Σ_{i∈b} w_i (c_i − c̄_b)² / W: the spread of the confidences inside the bins.
+    within_bin_covariance : float
+        2 Σ_b Σ_{i∈b} w_i (c_i − c̄_b)(y_i − ȳ_b) / W: how much that spread follows the
+        outcomes inside the bins.
+    brier : float
+        The Brier score, as :func:`~confcal.metrics.brier` computes it.
+    n_bins, binning : the bins used (those of :func:`~confcal.metrics.ece`).
+    """
+
+    reliability: float
+    resolution: float
+    uncertainty: float
+    within_bin_variance: float
+    within_bin_covariance: float
+    brier: float
+    n_bins: int = 5
+    binning: str = "quantile"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values (JSON-ready)."""
+        return asdict(self)
+
+
+def brier_decomposition(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5,
+                        binning: str = "quantile",
+                        sample_weight: ArrayLike | None = None) -> BrierDecomposition:
+    """Reliability, resolution and uncertainty of the Brier score, with the terms that make
+    the identity exact.
+
+    Murphy (1973): on bins b of predictions, with p_b the bin's share, c̄_b its mean
+    confidence, ȳ_b its accuracy and ȳ the overall accuracy,
+
+    Brier = REL − RES + UNC + WBV − WBC,
+
+    REL = Σ p_b (c̄_b − ȳ_b)², RES = Σ p_b (ȳ_b − ȳ)², UNC = ȳ(1 − ȳ), and the within-bin
+    variance and covariance of Stephenson, Coelho & Jolliffe (2008), WBV and WBC, which
+    vanish when each bin holds one confidence value.
+
+    Parameters
+    ----------
+    correct : array-like of bool or {0, 1}, shape (n,)
+    confidence : array-like of float in [0, 1], shape (n,)
+    n_bins, binning : as in :func:`~confcal.metrics.ece`
+        The same bins (default: 5 equal-mass bins; ties never split).
+    sample_weight : array-like of float >= 0, shape (n,), optional
+        Every sum and mean is weighted; scaling every weight changes nothing.
+
+    Returns
+    -------
+    BrierDecomposition
+
+    Notes
+    -----
+    The identity is algebra: in bin b, c_i − y_i = (c_i − c̄_b) − (y_i − ȳ_b) + (c̄_b − ȳ_b);
+    squaring and summing, the cross terms with the constant vanish, Σ_{i∈b}(y_i − ȳ_b)² =
+    n_b ȳ_b(1 − ȳ_b), and Σ_b p_b ȳ_b(1 − ȳ_b) = UNC − RES. Each term is summed directly
+    (deviations from the bin means, not differences of raw sums), so the identity holds to
+    a few ulps.
+
+    References
+    ----------
+    A. H. Murphy, "A New Vector Partition of the Probability Score", Journal of Applied
+    Meteorology 12 (1973); D. B. Stephenson, C. A. S. Coelho and I. T. Jolliffe, "Two Extra
+    Components in the Brier Score Decomposition", Weather and Forecasting 23 (2008).
+
+    See Also
+    --------
+    brier : the score decomposed.
+    ece : the L1 counterpart of the reliability term, on the same bins.
+    reliability_bins : the bins.
+
+    Examples
+    --------
+    >>> # M=2: bin 0 holds 0.2 twice (1 correct), bin 1 holds 0.8 twice (both correct);
+    >>> # ȳ = 0.75. REL = (0.2-0.5)^2/2 + (0.8-1)^2/2 = 0.065; RES = (0.25^2 + 0.25^2)/2
+    >>> # = 0.0625; UNC = 0.75 * 0.25 = 0.1875; one value per bin: no within-bin terms
+    >>> d = brier_decomposition([0, 1, 1, 1], [0.2, 0.2, 0.8, 0.8], n_bins=2)
+    >>> round(d.reliability, 12), round(d.resolution, 12), round(d.uncertainty, 12)
+    (0.065, 0.0625, 0.1875)
+    >>> # REL - RES + UNC = 0.19 = brier: (0.04 + 0.64 + 0.04 + 0.04) / 4
+    >>> round(d.reliability - d.resolution + d.uncertainty, 12), round(d.brier, 12)
+    (0.19, 0.19)
+    """
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
+    n_bins = check_n_bins(n_bins)
+    binning = check_option(binning, "binning", BINNINGS)
+    r = Ranking.from_arrays(y, c, w)
+    bins = ranking_bins(r, n_bins, binning)
+    total = r.total_weight
+    share = bins.weight / total
+    first, last = r.confidence[bins.start], r.confidence[bins.stop - 1]
+    # a bin of one confidence value has that value as its mean, exactly (a float mean of
+    # three 0.3889s need not be 0.3889, which would leave a within-bin variance of 1e-33)
+    mean_conf = np.where(first == last, first, bins.confidence / bins.weight)
+    accuracy = bins.correct / bins.weight
+    overall = r.pos_weight / total
+    # rows in sorted order with the means of their bin (rows of dropped, weightless bins
+    # carry no weight and are left out)
+    rows = np.concatenate([np.arange(a, b) for a, b in zip(bins.start, bins.stop, strict=True)])
+    label = np.repeat(np.arange(bins.index.size), bins.stop - bins.start)
+    if r.weights is None:
+        weight = np.ones(rows.size)
+    else:
+        sorted_weight = np.empty(r.n)
+        sorted_weight[r.pos_positions] = r.weights.pos
+        sorted_weight[r.neg_positions] = r.weights.neg
+        weight = sorted_weight[rows]
+    dc = r.confidence[rows] - mean_conf[label]
+    dy = r.is_pos[rows] - accuracy[label]
+    return BrierDecomposition(
+        reliability=float((share * (mean_conf - accuracy) ** 2).sum()),
+        resolution=float((share * (accuracy - overall) ** 2).sum()),
+        uncertainty=float(overall * (1.0 - overall)),
+        within_bin_variance=float((weight * dc * dc).sum() / total),
+        within_bin_covariance=float(2.0 * (weight * dc * dy).sum() / total),
+        brier=_brier(y, c, w), n_bins=n_bins, binning=binning)
+
+
+# ---------------------------------------------------------------------------------------
+# calibration slope and intercept
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CalibrationSlope:
+    """Slope and intercept of the logistic recalibration of the confidences.
+
+    P(correct) = 1 / (1 + exp(−(intercept + slope·logit(confidence)))) fitted by maximum
+    likelihood. A calibrated model has slope 1 and intercept 0; slope < 1 means the
+    confidences are too extreme (overconfident at the top), slope > 1 too timid.
+
+    Attributes
+    ----------
+    slope, intercept : float
+        NaN when the maximum-likelihood fit does not exist (see
+        :func:`calibration_slope`).
+    """
+
+    slope: float
+    intercept: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values (JSON-ready)."""
+        return asdict(self)
+
+
+def _logistic_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """(intercept, slope) maximising Σ w [y log p + (1 − y) log(1 − p)], p = σ(a + b x).
+
+    Newton's method with step halving on the standardised logits (logit(5e-324) is −744:
+    the raw design can be ill-conditioned), from the constant fit (logit(ȳ), 0); the
+    log-likelihood is strictly concave when the data are not separated, so it converges
+    quadratically.
+    """
+    w = w / w.sum()
+    centre = float(np.dot(w, x))
+    spread = math.sqrt(float(np.dot(w, (x - centre) ** 2)))
+    u = (x - centre) / spread
+
+    def loss(theta: np.ndarray) -> float:
+        z = theta[0] + theta[1] * u
+        # −log σ(z) = log(1 + e^−z), −log(1 − σ(z)) = log(1 + e^z), without overflow
+        return float(np.dot(w, np.where(y, np.logaddexp(0.0, -z), np.logaddexp(0.0, z))))
+
+    mean_y = float(np.dot(w, y))
+    theta = np.array([math.log(mean_y / (1.0 - mean_y)), 0.0])
+    current = loss(theta)
+    for _ in range(200):
+        z = theta[0] + theta[1] * u
+        p = 0.5 * (1.0 + np.tanh(0.5 * z))  # σ(z) without overflow
+        residual = w * (p - y)
+        grad = np.array([residual.sum(), np.dot(residual, u)])
+        h = w * p * (1.0 - p)
+        huu = np.dot(h, u)
+        hessian = np.array([[h.sum(), huu], [huu, np.dot(h, u * u)]])
+        step = np.linalg.lstsq(hessian, grad, rcond=None)[0]
+        # Converged when the full Newton step is below the last digits; near the optimum
+        # the loss cannot tell a better point from rounding, so a step that does not raise
+        # it by more than that is taken whole (halving it would stall short of the top).
+        done = bool(np.all(np.abs(step) <= 1e-14 * (1.0 + np.abs(theta))))
+        scale = 1.0
+        while True:
+            candidate = theta - scale * step
+            value = loss(candidate)
+            if value <= current + 4e-16 * current or scale < 1e-10:
+                break
+            scale *= 0.5
+        theta, current = candidate, value
+        if done:
+            break
+    slope = float(theta[1]) / spread
+    return float(theta[0]) - slope * centre, slope
+
+
+def calibration_slope(correct: ArrayLike, confidence: ArrayLike, *,
+                      sample_weight: ArrayLike | None = None) -> CalibrationSlope:
+    """Calibration slope and intercept: the logistic regression of correct on logit(confidence).
+
+    Cox (1958): fit P(correct) = σ(a + b·logit(c)) by unpenalised maximum likelihood. The
+    slope b says whether the confidences spread as much as the outcomes do (1: yes; below 1:
+    too extreme; above 1: too timid); the intercept a, whether they are too high or too low
+    overall (0 when calibrated).
+
+    Parameters
+    ----------
+    correct : array-like of bool or {0, 1}, shape (n,)
+    confidence : array-like of float strictly within (0, 1), shape (n,)
+    sample_weight : array-like of float >= 0, shape (n,), optional
+        Weights of the log-likelihood terms (frequency weights; scaling them changes
+        nothing).
+
+    Returns
+    -------
+    CalibrationSlope
+        ``slope`` and ``intercept``; both NaN with an :class:`~confcal.UndefinedMetricWarning`
+        when the fit does not exist (see Notes).
+
+    Raises
+    ------
+    ValidationError
+        When a confidence is exactly 0 or 1: its logit is infinite, and no finite fit can
+        place it. Nothing is clipped: move such confidences off the ends explicitly (and
+        say so) if they must enter the fit.
+
+    Notes
+    -----
+    The maximum-likelihood fit does not exist, and the result is NaN, when (counting only
+    rows of positive weight) all predictions are correct or all wrong; when every
+    confidence is the same (the slope is not identified); and when the confidence
+    separates the outcomes (every correct prediction at least as confident as every error,
+    or the reverse: the likelihood keeps growing as the slope goes to infinity). Otherwise
+    the log-likelihood is strictly concave and Newton's method finds its maximum to a
+    relative 1e-14; it agrees with
+    ``sklearn.linear_model.LogisticRegression(penalty=None)`` on the logits.
+
+    References
+    ----------
+    D. R. Cox, "Two Further Applications of a Model for Binary Regression", Biometrika 45
+    (1958).
+
+    See Also
+    --------
+    brier_decomposition : reliability and resolution on bins.
+    debiased_ece, smooth_ece : calibration errors.
+    confcal.calibration.calibrators.PlattScaling : the recalibration this fit describes.
+
+    Examples
+    --------
+    >>> # two confidence values, each right 1 time in 2: the accuracy does not follow the
+    >>> # confidence at all, so the slope is 0 and the intercept logit(1/2) = 0
+    >>> fit = calibration_slope([1, 0, 1, 0], [0.25, 0.25, 0.75, 0.75])
+    >>> round(fit.slope, 12) + 0.0, round(fit.intercept, 12) + 0.0
+    (0.0, 0.0)
+    >>> # at 0.25 right 1 time in 4, at 0.75 3 times in 4: with two values the fit passes
+    >>> # through both accuracies, which equal the confidences: slope 1, intercept 0
+    >>> fit = calibration_slope([1, 0, 0, 0, 1, 1, 1, 0], [0.25] * 4 + [0.75] * 4)
+    >>> round(fit.slope, 12), round(fit.intercept, 12) + 0.0
+    (1.0, 0.0)
+    """
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
+    ends = (c == 0.0) | (c == 1.0)
+    if ends.any():
+        raise ValidationError(
+            "confidence must be strictly within (0, 1) for calibration_slope (logit(0) and "
+            f"logit(1) are infinite); {first_bad(ends, c)}")
+    weight = np.ones(c.shape[0]) if w is None else scale_weights(w)
+    live = weight > 0
+    y, x, weight = y[live], np.log(c[live]) - np.log1p(-c[live]), weight[live]
+    nan = CalibrationSlope(math.nan, math.nan)
+    if y.all() or not y.any():
+        label = "correct" if y.all() else "incorrect"
+        undefined_metric("calibration_slope", f"every prediction is {label} (one class only)")
+        return nan
+    if x.min() == x.max():
+        undefined_metric("calibration_slope", "every confidence is the same, so no slope can "
+                         "be fitted")
+        return nan
+    pos, neg = x[y], x[~y]
+    if neg.max() <= pos.min() or pos.max() <= neg.min():
+        undefined_metric("calibration_slope", "the confidence separates the correct "
+                         "predictions from the errors, so the fitted slope is infinite")
+        return nan
+    intercept, slope = _logistic_fit(x, y.astype(np.float64), weight)
+    return CalibrationSlope(slope=slope, intercept=intercept)
+
+
+# ---------------------------------------------------------------------------------------
+# log loss
+# ---------------------------------------------------------------------------------------
+def log_loss(correct: ArrayLike, confidence: ArrayLike, *,
+             sample_weight: ArrayLike | None = None) -> float:
+    """Log loss: the mean of −log(probability given to the outcome), in nats.
+
+    −(1/N) Σ [y log c + (1 − y) log(1 − c)]: the confidence is the probability given to
+    "correct", 1 − confidence to "wrong". Lower is better; a constant 0.5 scores log 2.
+
+    Parameters
+    ----------
+    correct : array-like of bool or {0, 1}, shape (n,)
+    confidence : array-like of float in [0, 1], shape (n,)
+    sample_weight : array-like of float >= 0, shape (n,), optional
+        A weighted mean; scaling every weight changes nothing.
+
+    Returns
+    -------
+    float in [0, inf]
+        ``inf`` when a prediction with positive weight has confidence exactly 1 and is
+        wrong, or exactly 0 and is right (see Notes).
+
+    Notes
+    -----
+    Equals ``sklearn.metrics.log_loss(correct, confidence)`` wherever the confidence given
+    to the outcome is positive. scikit-learn clips confidences to [ε, 1 − ε] (ε the float's
+    machine epsilon), so a certain and wrong prediction costs it 36.04 nats; confcal
+    clips nothing and returns ``inf``, the loss that prediction actually has: a model that
+    says 1.0 and is wrong has infinite log loss, and hiding that behind a clip would make
+    the score depend on ε. A confidence of 1 that is right (or 0 that is wrong) costs
+    exactly 0. 1 − c is taken as ``log1p(−c)``, accurate for small c.
+
+    See Also
+    --------
+    brier : the bounded proper score.
+    brier_decomposition : where the Brier score's loss comes from.
+
+    Examples
+    --------
+    >>> # -(log 0.8 + log(1 - 0.4)) / 2 = -(-0.22314 - 0.51083) / 2 = 0.36698
+    >>> round(log_loss([1, 0], [0.8, 0.4]), 5)
+    0.36698
+    >>> log_loss([1, 0], [0.8, 1.0])
+    inf
+    """
+    y, c, w = check_calibration_data(correct, confidence, sample_weight)
+    with np.errstate(divide="ignore"):
+        loss = -np.where(y, np.log(c), np.log1p(-c))
+    if w is None:
+        return float(loss.mean())
+    w = scale_weights(w)
+    live = w > 0  # a weightless row adds nothing, even an infinite loss
+    return float(np.dot(w[live], loss[live]) / w.sum())
