@@ -53,7 +53,7 @@ def confidence_runs(r: Ranking) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------------------
 # risk–coverage and AURC
 # ---------------------------------------------------------------------------------------
-def _units(r: Ranking, w: np.ndarray | None, weight: np.ndarray, errors: np.ndarray
+def _units(w: np.ndarray | None, weight: np.ndarray, errors: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
     """Run weights and error weights in predictions (the user's weight units)."""
     if w is None:
@@ -159,7 +159,7 @@ def risk_coverage_curve(correct: ArrayLike, confidence: ArrayLike, *,
     y, c, w = check_calibration_data(correct, confidence, sample_weight)
     r = Ranking.from_arrays(y, c, w)
     threshold, weight, right = confidence_runs(r)
-    weight, errors = _units(r, w, weight, weight - right)
+    weight, errors = _units(w, weight, weight - right)
     covered, caught = np.cumsum(weight), np.cumsum(errors)
     import pandas as pd
 
@@ -233,7 +233,7 @@ def aurc(correct: ArrayLike, confidence: ArrayLike, *, excess: bool = False,
     y, c, w = check_calibration_data(correct, confidence, sample_weight)
     r = Ranking.from_arrays(y, c, w)
     _, weight, right = confidence_runs(r)
-    weight, errors = _units(r, w, weight, weight - right)
+    weight, errors = _units(w, weight, weight - right)
     total = float(weight.sum())
     value = unit_risk_sum(weight, errors) / total
     if excess:
