@@ -32,7 +32,7 @@ from .._validation import (
     is_real,
 )
 from ..exceptions import ValidationError
-from ._metrics import BINNINGS, _Bins, _brier, ranking_bins, undefined_metric
+from ._metrics import BINNINGS, Bins, brier_value, ranking_bins, undefined_metric
 from ._ranking import Ranking, scale_weights
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def units_of(weight: np.ndarray, unit: Fraction | int) -> np.ndarray:
     return np.ldexp(weight, u.denominator.bit_length() - u.numerator.bit_length())
 
 
-def debiased_square_from_bins(bins: _Bins, total_weight: float,
+def debiased_square_from_bins(bins: Bins, total_weight: float,
                               unit: Fraction | int = 1) -> float:
     """Σ_b p_b [(ȳ_b − c̄_b)² − ȳ_b(1 − ȳ_b)/(n_b − 1)], or NaN when some n_b <= 1.
 
@@ -311,16 +311,16 @@ class ResidualField:
         return self.value(x, grid)
 
 
-def check_bandwidth(bandwidth: object) -> float | None:
+def check_bandwidth(bandwidth: Any) -> float | None:
     """None (automatic) or a real number within [SMOOTH_ECE_MIN_BANDWIDTH, 1]."""
     if bandwidth is None:
         return None
     if not is_real(bandwidth) or not (
-            SMOOTH_ECE_MIN_BANDWIDTH <= float(bandwidth) <= 1.0):  # type: ignore[arg-type]
+            SMOOTH_ECE_MIN_BANDWIDTH <= float(bandwidth) <= 1.0):
         raise ValidationError(
             f"bandwidth must be None (automatic) or a number within "
             f"[{SMOOTH_ECE_MIN_BANDWIDTH:.6g}, 1]; found {bandwidth!r}")
-    return float(bandwidth)  # type: ignore[arg-type]
+    return float(bandwidth)
 
 
 def smooth_ece_value(field: ResidualField, bandwidth: float | None) -> float:
@@ -549,7 +549,7 @@ def brier_decomposition(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
         uncertainty=float(overall * (1.0 - overall)),
         within_bin_variance=float((weight * dc * dc).sum() / total),
         within_bin_covariance=float(2.0 * (weight * dc * dy).sum() / total),
-        brier=_brier(y, c, w), n_bins=n_bins, binning=binning)
+        brier=brier_value(y, c, w), n_bins=n_bins, binning=binning)
 
 
 # ---------------------------------------------------------------------------------------

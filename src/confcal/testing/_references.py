@@ -666,8 +666,8 @@ def reference_aurc(correct: Any, confidence: Any, *, excess: bool = False,
     """
     y, c, w = _data(correct, confidence, sample_weight)
     runs: list[tuple[Fraction, Fraction]] = []  # (weight, error weight), most confident first
-    for value in sorted(set(c), reverse=True):
-        rows = [i for i in range(len(y)) if c[i] == value]
+    for level in sorted(set(c), reverse=True):
+        rows = [i for i in range(len(y)) if c[i] == level]
         weight = sum((w[i] for i in rows), Fraction(0))
         if weight > 0:
             runs.append((weight, sum((w[i] for i in rows if not y[i]), Fraction(0))))
