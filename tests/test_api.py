@@ -20,7 +20,9 @@ def test_all_names_resolve_and_have_docstrings():
 
 
 METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "ecarb_curve", "reliability_bins",
-           "calibration_report", "bootstrap_ci")
+           "calibration_report", "bootstrap_ci", "debiased_ece", "smooth_ece", "aurc",
+           "risk_coverage_curve", "brier_decomposition", "calibration_slope", "log_loss",
+           "roc_curve_points", "pr_curve_points")
 
 
 def test_metrics_share_one_signature_convention():
@@ -165,6 +167,9 @@ def test_scalar_metrics_load_numpy_only():
         "confcal.auroc(y, c); confcal.ece(y, c); confcal.mce(y, c); confcal.brier(y, c)\n"
         "confcal.ecarb(y, c); confcal.ecarb_ceiling(y); confcal.review_count(0.3, 4)\n"
         "confcal.auroc(y, c, sample_weight=[1, 2, 1, 1])\n"
+        "confcal.debiased_ece(y, c, n_bins=2); confcal.smooth_ece(y, c); confcal.log_loss(y, c)\n"
+        "confcal.calibration_slope(y, c); confcal.brier_decomposition(y, c, n_bins=2)\n"
+        "confcal.aurc(y, c)\n"
         "import confcal.metrics.bootstrap, confcal.metrics.sketch\n"
         "heavy = ('pandas', 'scipy', 'sklearn', 'rapidfuzz', 'dateutil', 'matplotlib')\n"
         "print([m for m in heavy if m in sys.modules])"

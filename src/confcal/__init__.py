@@ -1,9 +1,13 @@
 """confcal: can you trust the confidence of a document-extraction model?
 
 - Calibration metrics on arrays: :func:`auroc`, :func:`ece`, :func:`mce`, :func:`brier`,
-  :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`,
-  :func:`bootstrap_ci` intervals that resample documents, and tests:
-  :func:`calibration_test` (is it calibrated?) and :func:`delong_test` (two AUROCs).
+  :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`, the debiased and
+  smooth calibration errors (:func:`debiased_ece`, :func:`smooth_ece`),
+  :func:`brier_decomposition`, :func:`calibration_slope`, :func:`log_loss`, the curves
+  (:func:`risk_coverage_curve` and :func:`aurc`, :func:`roc_curve_points`,
+  :func:`pr_curve_points`), :func:`bootstrap_ci` intervals that resample documents,
+  and tests: :func:`calibration_test` (is it calibrated?) and :func:`delong_test`
+  (two AUROCs of the same predictions).
 - Extraction scoring: typed comparators (:class:`Text`, :class:`Number`, :class:`Date`,
   :class:`Exact`), schemas (:class:`Schema`, :class:`Field`, :class:`Items`), Hungarian
   line-item matching and :func:`score_documents`, which builds the entity table.
@@ -33,6 +37,7 @@ _LAZY: dict[str, str] = {
     "CalibrationTest": "confcal.metrics",
     "DeLongTest": "confcal.metrics",
     "calibration_test": "confcal.metrics",
+    "debiased_ece": "confcal.metrics",
     "delong_test": "confcal.metrics",
     "ecarb": "confcal.metrics",
     "ecarb_ceiling": "confcal.metrics",
@@ -41,6 +46,16 @@ _LAZY: dict[str, str] = {
     "mce": "confcal.metrics",
     "reliability_bins": "confcal.metrics",
     "review_count": "confcal.metrics",
+    "smooth_ece": "confcal.metrics",
+    "BrierDecomposition": "confcal.metrics",
+    "CalibrationSlope": "confcal.metrics",
+    "aurc": "confcal.metrics",
+    "brier_decomposition": "confcal.metrics",
+    "calibration_slope": "confcal.metrics",
+    "log_loss": "confcal.metrics",
+    "pr_curve_points": "confcal.metrics",
+    "risk_coverage_curve": "confcal.metrics",
+    "roc_curve_points": "confcal.metrics",
     "bootstrap_ci": "confcal.metrics.bootstrap",
     "CalibrationSketch": "confcal.metrics.sketch",
     "ConfcalError": "confcal.exceptions",
@@ -95,21 +110,32 @@ if _TYPE_CHECKING:
     from .datasets import load_demo
     from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
     from .metrics import (
+        BrierDecomposition,
         CalibrationReport,
+        CalibrationSlope,
         CalibrationTest,
         DeLongTest,
+        aurc,
         auroc,
         brier,
+        brier_decomposition,
         calibration_report,
+        calibration_slope,
         calibration_test,
+        debiased_ece,
         delong_test,
         ecarb,
         ecarb_ceiling,
         ecarb_curve,
         ece,
+        log_loss,
         mce,
+        pr_curve_points,
         reliability_bins,
         review_count,
+        risk_coverage_curve,
+        roc_curve_points,
+        smooth_ece,
     )
     from .metrics.bootstrap import bootstrap_ci
     from .metrics.sketch import CalibrationSketch
@@ -146,8 +172,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BrierDecomposition",
     "CalibrationReport",
     "CalibrationSketch",
+    "CalibrationSlope",
     "CalibrationTest",
     "ConfcalError",
     "DeLongTest",
@@ -170,13 +198,17 @@ __all__ = [
     "Verdict",
     "accuracy_table",
     "aggregate_logprobs",
+    "aurc",
     "auroc",
     "bootstrap_ci",
     "brier",
+    "brier_decomposition",
     "budget_for_residual_error",
     "calibration_report",
+    "calibration_slope",
     "calibration_test",
     "compare_runs",
+    "debiased_ece",
     "delong_test",
     "ecarb",
     "ecarb_ceiling",
@@ -185,15 +217,20 @@ __all__ = [
     "judge_agreement",
     "judge_records",
     "load_demo",
-    "mce",
+    "log_loss",
     "match_items",
+    "mce",
     "parse_date",
     "parse_number",
     "parse_topk",
+    "pr_curve_points",
     "reliability_bins",
     "review_count",
+    "risk_coverage_curve",
+    "roc_curve_points",
     "score_documents",
     "score_documents_iter",
+    "smooth_ece",
     "threshold_for_accuracy",
     "write_report",
 ]

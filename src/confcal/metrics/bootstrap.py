@@ -33,6 +33,7 @@ from .._validation import (
     check_seed,
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
+from ._estimators import ResidualField, debiased_square_from_bins, signed_sqrt, smooth_ece_value
 from ._metrics import (
     BINNINGS,
     ecarb_value,
@@ -50,14 +51,16 @@ if TYPE_CHECKING:  # pandas loads when an interval table is built, not on import
 
 __all__ = ["BOOTSTRAP_METRICS", "bootstrap_ci"]
 
-BOOTSTRAP_METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "accuracy")
+BOOTSTRAP_METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "accuracy", "debiased_ece",
+                     "smooth_ece")
 
 
 def _metric_functions(budget: float, n_bins: int, binning: str, doc_sums: np.ndarray,
-                      unit: Fraction | int = 1
+                      unit: Fraction | int = 1, ranking: Ranking | None = None
                       ) -> dict[str, Callable[[Ranking, np.ndarray], float]]:
     """metric name -> f(reweighted ranking, per-document draw counts); ``unit`` is the
-    weight of one prediction in the ranking's scale (ECARB counts predictions)."""
+    weight of one prediction in the ranking's scale (ECARB and the debiased ECE count
+    predictions); ``ranking``, the sort every resample reweighs (for the smooth ECE)."""
 
     def ecarb(r: Ranking, counts: np.ndarray) -> float:
         if r.neg_weight == 0:
@@ -73,7 +76,25 @@ def _metric_functions(budget: float, n_bins: int, binning: str, doc_sums: np.nda
     def accuracy(r: Ranking, counts: np.ndarray) -> float:
         return float(dot_no_blas(counts, doc_sums[1]) / dot_no_blas(counts, doc_sums[0]))
 
+    def debiased_ece(r: Ranking, counts: np.ndarray) -> float:
+        bins = ranking_bins(r, n_bins, binning)
+        return signed_sqrt(debiased_square_from_bins(bins, r.total_weight, unit))
+
+    # the smooth ECE bins the residuals by confidence: those positions are the same in
+    # every resample (correct predictions first, then errors, in sorted order)
+    field = None
+    if ranking is not None:
+        pos_gap, neg_gap = 1.0 - ranking.pos_confidence, -ranking.neg_confidence
+        field = ResidualField(np.concatenate([ranking.pos_confidence, ranking.neg_confidence]))
+
+    def smooth_ece(r: Ranking, counts: np.ndarray) -> float:
+        assert field is not None and r.weights is not None
+        residual = np.concatenate([r.weights.pos * pos_gap, r.weights.neg * neg_gap])
+        return smooth_ece_value(field.weigh(residual, r.total_weight), None)
+
     return {
+        "debiased_ece": debiased_ece,
+        "smooth_ece": smooth_ece,
         "auroc": lambda r, counts: ranked_auroc(r),
         "ece": lambda r, counts: ece_from_bins(ranking_bins(r, n_bins, binning), r.total_weight),
         "mce": lambda r, counts: mce_from_bins(ranking_bins(r, n_bins, binning)),
@@ -162,7 +183,8 @@ def _distribution(correct: np.ndarray, confidence: np.ndarray, codes: np.ndarray
                   ) -> tuple[dict[str, float], np.ndarray]:
     """Point estimates and an (n_resamples, n_metrics) array of resampled values."""
     resampler = _DocumentResampler(correct, confidence, codes, sample_weight)
-    fns = _metric_functions(budget, n_bins, binning, resampler.doc_sums, resampler.unit)
+    fns = _metric_functions(budget, n_bins, binning, resampler.doc_sums, resampler.unit,
+                            resampler.ranking)
     ones = np.ones(resampler.n_groups)
     unit = resampler.reweighted(ones)
     rng = np.random.default_rng(seed)
@@ -193,7 +215,10 @@ def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike
         The document id of each prediction (any hashable values). Whole documents are drawn
         with replacement. Default: every prediction is its own group (a row bootstrap).
     metrics : sequence of str
-        Any of ``"auroc", "ece", "mce", "brier", "ecarb", "accuracy"``.
+        Any of ``"auroc", "ece", "mce", "brier", "ecarb", "accuracy", "debiased_ece",
+        "smooth_ece"`` (:func:`confcal.debiased_ece` on the ECE's bins, as its signed
+        square root; :func:`confcal.smooth_ece` with its automatic bandwidth, chosen anew
+        in every resample).
     budget : float, default 0.3
         ECARB's review budget (ties="expected").
     n_bins, binning : ECE/MCE bins, as in :func:`confcal.ece`.

@@ -31,6 +31,7 @@ A property test in another project:
 from __future__ import annotations
 
 from ._references import (
+    reference_aurc,
     reference_auroc,
     reference_bins,
     reference_brier,
@@ -38,6 +39,7 @@ from ._references import (
     reference_ecarb,
     reference_ecarb_ceiling,
     reference_ece,
+    reference_log_loss,
     reference_mce,
     reference_review_count,
 )
@@ -51,6 +53,7 @@ from ._strategies import (
 __all__ = [
     "calibration_data",
     "grouped_calibration_data",
+    "reference_aurc",
     "reference_auroc",
     "reference_bins",
     "reference_brier",
@@ -58,6 +61,7 @@ __all__ = [
     "reference_ecarb",
     "reference_ecarb_ceiling",
     "reference_ece",
+    "reference_log_loss",
     "reference_mce",
     "reference_review_count",
     "review_budgets",
