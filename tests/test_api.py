@@ -130,7 +130,8 @@ def test_every_budgets_default_is_the_one_default():
             found.append(name)
     assert DEFAULT_BUDGETS == (0.1, 0.3)
     assert set(found) == {
-        "confcal.calibration_report", "confcal.compare_runs", "confcal.write_report",
+        "confcal.calibration_report", "confcal.compare_runs", "confcal.compare_systems",
+        "confcal.write_report",
         "confcal.report.runs_table", "confcal.report.compare_runs_sketched",
         "confcal.CalibrationSketch.report", "confcal.CalibrationSketch.error_bounds",
         "confcal.dask.calibration_report", "confcal.dask.calibration_reports",

@@ -83,6 +83,7 @@ _LAZY: dict[str, str] = {
     "budget_for_residual_error": "confcal.calibration.routing",
     "threshold_for_accuracy": "confcal.calibration.routing",
     "compare_runs": "confcal.report",
+    "compare_systems": "confcal.report",
     "write_report": "confcal.report",
     "LLMJudge": "confcal.qa.docqa",
     "RuleJudge": "confcal.qa.docqa",
@@ -147,7 +148,7 @@ if _TYPE_CHECKING:
         judge_agreement,
         judge_records,
     )
-    from .report import compare_runs, write_report
+    from .report import compare_runs, compare_systems, write_report
     from .scoring import ExtractionResult, score_documents, score_documents_iter
     from .scoring.comparators import Date, Exact, Number, Text, parse_date, parse_number
     from .scoring.matching import match_items
@@ -208,6 +209,7 @@ __all__ = [
     "calibration_slope",
     "calibration_test",
     "compare_runs",
+    "compare_systems",
     "debiased_ece",
     "delong_test",
     "ecarb",

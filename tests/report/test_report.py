@@ -132,7 +132,7 @@ def test_bootstrap_is_a_deprecated_name_of_n_resamples(tmp_path):
 def test_woa_f1_resamples_equal_copying_the_drawn_documents():
     frame = pd.concat([_toy(), _toy().assign(doc_id=lambda f: f["doc_id"] + "x",
                                               similarity=lambda f: f["similarity"] * 0.5)])
-    sums = _runs._ExtractionSums(frame)
+    sums = _runs.ExtractionSums(frame)
     docs = list(pd.unique(frame["doc_id"]))
     rng = np.random.default_rng(0)
     for _ in range(20):
