@@ -8,7 +8,14 @@ scoring and metrics layers, never the command line (docs/architecture.md).
 """
 
 from ._compare import COMPARE_METRICS, DocumentsDroppedWarning, compare_systems
-from ._render import WrittenReport, format_runs, to_html, to_markdown, write_report
+from ._render import (
+    WrittenReport,
+    format_differences,
+    format_runs,
+    to_html,
+    to_markdown,
+    write_report,
+)
 from ._runs import (
     MIN_INTERVAL_DOCUMENTS,
     RunSummary,
@@ -30,6 +37,7 @@ __all__ = [
     "compare_runs",
     "compare_runs_sketched",
     "compare_systems",
+    "format_differences",
     "format_runs",
     "merge_summaries",
     "runs_table",

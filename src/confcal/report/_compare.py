@@ -35,16 +35,17 @@ from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS
 from ..metrics.bootstrap import SystemMetrics, paired_resamples
 from ..scoring.io import REQUIRED_ENTITY_COLUMNS, check_entities
-from ._runs import MIN_INTERVAL_DOCUMENTS, SmallSampleWarning, ExtractionSums
+from ._runs import MIN_INTERVAL_DOCUMENTS, ExtractionSums, SmallSampleWarning
 
-__all__ = ["COMPARE_METRICS", "DocumentsDroppedWarning", "compare_systems"]
+__all__ = ["COMPARE_METRICS", "DIFFERENCE_SUFFIXES", "DocumentsDroppedWarning",
+           "baseline_differences", "check_baseline", "compare_systems"]
 
 COMPARE_METRICS = ("woa", "f1", "auroc", "ece", "debiased_ece", "smooth_ece", "brier", "ecarb")
 """What :func:`compare_systems` compares; ``"ecarb"`` is one row per budget, and ``"woa"``
 and ``"f1"`` need entity tables (``outcome``, ``similarity``, ``weight``)."""
 
 _CALIBRATION = ("auroc", "ece", "debiased_ece", "smooth_ece", "brier", "ecarb")
-_ON = ("error", "intersection")
+ON_CHOICES = ("error", "intersection")
 _TIE_TOLERANCE = 1e-12
 
 
@@ -261,7 +262,7 @@ def compare_systems(tables: Mapping[Hashable, pd.DataFrame], *, baseline: Hashab
     names = list(tables)
     if baseline not in tables:
         raise ValidationError(f"baseline must be one of the systems {names}; found {baseline!r}")
-    on = check_option(on, "on", _ON)
+    on = check_option(on, "on", ON_CHOICES)
     budgets = check_budgets(budgets)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
@@ -358,3 +359,81 @@ def _combined(metric: SystemMetrics, sums: ExtractionSums | None, extraction: Se
         return np.concatenate([[picked[m] for m in extraction], out])
 
     return values
+
+
+# ----------------------------------------------------------- the report's differences
+DIFFERENCE_SUFFIXES = ("_diff", "_diff_low", "_diff_high", "_diff_p")
+"""The columns :func:`baseline_differences` adds per metric: difference, interval, p-value."""
+
+
+def _key(values: Sequence[Any]) -> tuple[Any, ...]:
+    # missing values of a run key are one key (None), as groupby(dropna=False) makes them
+    return tuple(None if is_missing(v, blank=False) else v for v in values)
+
+
+def check_baseline(entities: pd.DataFrame, by: Sequence[str], baseline: Any) -> None:
+    """``baseline`` is a value (as text) of the first ``by`` column of ``entities``."""
+    if not isinstance(baseline, str):
+        raise ValidationError(f"baseline must be a string (a value of the first by column); "
+                              f"found {baseline!r}")
+    if not by:
+        raise ValidationError("baseline needs runs to compare: by must name at least one "
+                              "column; found none")
+    shown = {("n/a" if is_missing(v, blank=False) else str(v)) for v in entities[by[0]]}
+    if baseline not in shown:
+        raise ValidationError(f"baseline must be a value of the column {by[0]!r} (one of "
+                              f"{sorted(shown)}); found {baseline!r}")
+
+
+def baseline_differences(entities: pd.DataFrame, by: Sequence[str], baseline: str, *,
+                         budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                         n_resamples: int = 1000, confidence_level: float = 0.95,
+                         seed: int | None = 0, on: str = "error"
+                         ) -> tuple[dict[tuple[Any, ...], dict[str, float]], list[str]]:
+    """Every run's paired differences from the baseline run, for the runs table.
+
+    The runs are the groups of ``by``. ``baseline`` names a value of the first ``by``
+    column (shown as text: ``sim-calibrated``, ``n/a`` for a missing value); each run is
+    compared with the run that has that value and the same values in the other ``by``
+    columns, on their shared documents (:func:`compare_systems`, all of whose metrics are
+    used). Returns, per run key (missing values as None), ``{<metric>_diff, _diff_low,
+    _diff_high, _diff_p}``, and the notes to show (a group of the other columns without
+    the baseline, whose runs are left without differences).
+    """
+    check_baseline(entities, by, baseline)
+    first, rest = by[0], list(by[1:])
+    strata = ([((), entities)] if not rest else
+              [((k if isinstance(k, tuple) else (k,)), g) for k, g in
+               entities.groupby(rest, sort=False, dropna=False, observed=True)])
+    out: dict[tuple[Any, ...], dict[str, float]] = {}
+    notes = []
+    for stratum, group in strata:
+        systems = {_key((k,))[0]: g for k, g in
+                   group.groupby(first, sort=False, dropna=False, observed=True)}
+        names = [k for k in systems if ("n/a" if k is None else str(k)) == baseline]
+        label = ", ".join(f"{c}={'n/a' if v is None else v}"
+                          for c, v in zip(rest, _key(stratum), strict=True))
+        if not names or len(systems) < 2:
+            if rest:
+                notes.append(f"{label}: no run {'to compare with' if names else 'with'} "
+                             f"{first}={baseline}; its runs have no differences.")
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = compare_systems(systems, baseline=names[0], budgets=budgets,
+                                     n_bins=n_bins, n_resamples=n_resamples,
+                                     confidence_level=confidence_level, seed=seed, on=on)
+        for w in caught:  # again, naming the group of runs compared
+            warnings.warn(f"{label}: {w.message}" if label else str(w.message), w.category,
+                          stacklevel=2)
+        for system, rows in result.groupby("system", sort=False):
+            if system == names[0]:
+                continue
+            values: dict[str, float] = {}
+            for row in rows.itertuples(index=False):
+                for suffix, value in zip(DIFFERENCE_SUFFIXES, (row.difference, row.low,
+                                                               row.high, row.p_value),
+                                         strict=True):
+                    values[f"{row.metric}{suffix}"] = float(value)
+            out[_key((system, *stratum))] = values
+    return out, notes
