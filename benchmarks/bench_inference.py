@@ -18,6 +18,7 @@ Five studies, each printed as a table (docs/metrics.md quotes them):
 
     PYTHONPATH=src python benchmarks/bench_inference.py            # about 20 minutes
     PYTHONPATH=src python benchmarks/bench_inference.py --quick    # 100 replications
+    PYTHONPATH=src python benchmarks/bench_inference.py --study 5  # one study
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ def auroc_power(reps: int, resamples: int, noise_b: float = 1.36) -> None:
         rng = np.random.default_rng(5000 + r)
         result = compare_systems(two_systems(rng, (1.0, noise_b)), baseline="b",
                                  metrics=["auroc"], n_resamples=resamples, seed=r)
-        row = result.iloc[1]
+        row = result[result.system == "a"].iloc[0]
         hits += int(row.p_value < 0.05)
         diffs.append(row.difference)
     print(f"## 5. two systems {a - b:.3f} AUROC apart (population {a:.3f} and {b:.3f}), 200 "
@@ -192,14 +193,16 @@ def auroc_power(reps: int, resamples: int, noise_b: float = 1.36) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100 replications")
+    parser.add_argument("--study", type=int, action="append", choices=range(1, 6),
+                        help="run only this study (repeatable; default all five)")
     args = parser.parse_args()
     reps = 100 if args.quick else 400
+    studies = {1: speed, 2: lambda: independent_null(reps, 1000),
+               3: lambda: grouped_null(reps, 999), 4: lambda: equal_systems(reps, 199),
+               5: lambda: auroc_power(reps, 999)}
     started = time.perf_counter()
-    speed()
-    independent_null(reps, 1000)
-    grouped_null(reps, 999)
-    equal_systems(reps, 199)
-    auroc_power(reps, 999)
+    for number in args.study or sorted(studies):
+        studies[number]()
     print(f"total {time.perf_counter() - started:.0f} s")
 
 
