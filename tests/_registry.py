@@ -19,14 +19,16 @@ from hypothesis import strategies as st
 
 from _profiles import examples
 from confcal.exceptions import UndefinedMetricWarning
-from confcal.metrics import auroc, brier, ecarb, ece, mce
+from confcal.metrics import aurc, auroc, brier, ecarb, ece, log_loss, mce
 from confcal.testing import (
     calibration_data,
+    reference_aurc,
     reference_auroc,
     reference_brier,
     reference_ecarb,
     reference_ecarb_ceiling,
     reference_ece,
+    reference_log_loss,
     reference_mce,
     weighted_calibration_data,
 )
@@ -54,6 +56,8 @@ def normal_weights(weight: np.ndarray, smallest: float = 1e-300) -> bool:
 def close(got: float, want: float, tol: float = TOL) -> bool:
     if math.isnan(want):
         return math.isnan(got)
+    if math.isinf(want):  # log loss of a certain, wrong prediction
+        return got == want
     return abs(got - want) <= tol
 
 
@@ -132,6 +136,14 @@ CASES = [
     _ecarb_case("stable", 0.3, max_n=100),
     _ecarb_case("pessimistic", 0.29, max_n=100),
     _ecarb_case("optimistic", 0.3, max_n=100),
+    # AURC counts whole predictions (as ECARB does): not scale-free; ranking only
+    Case("aurc", aurc, reference_aurc, weighted=True, scale_free=False,
+         monotone_invariant=True),
+    Case("e_aurc", lambda y, c, **kw: aurc(y, c, excess=True, **kw),
+         lambda y, c, **kw: reference_aurc(y, c, excess=True, **kw), weighted=True,
+         scale_free=False, monotone_invariant=True),
+    Case("log_loss", log_loss, reference_log_loss, weighted=True,
+         upper=lambda correct: math.inf),
 ]
 WEIGHTED = [c for c in CASES if c.weighted]
 ORDER_INVARIANT = [c for c in CASES if c.order_invariant]

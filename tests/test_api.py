@@ -23,7 +23,9 @@ def test_all_names_resolve_and_have_docstrings():
 
 
 METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "ecarb_curve", "reliability_bins",
-           "calibration_report", "bootstrap_ci")
+           "calibration_report", "bootstrap_ci", "debiased_ece", "smooth_ece", "aurc",
+           "risk_coverage_curve", "brier_decomposition", "calibration_slope", "log_loss",
+           "roc_curve_points", "pr_curve_points")
 
 
 def test_metrics_share_one_signature_convention():
@@ -102,7 +104,8 @@ def test_every_budgets_default_is_the_one_default():
             found.append(name)
     assert DEFAULT_BUDGETS == (0.1, 0.3)
     assert set(found) == {
-        "confcal.calibration_report", "confcal.compare_runs", "confcal.write_report",
+        "confcal.calibration_report", "confcal.compare_runs", "confcal.compare_systems",
+        "confcal.write_report",
         "confcal.report.runs_table", "confcal.report.compare_runs_sketched",
         "confcal.CalibrationSketch.report", "confcal.CalibrationSketch.error_bounds",
         "confcal.dask.dask_calibration_report", "confcal.dask.dask_calibration_reports",
@@ -139,6 +142,9 @@ def test_scalar_metrics_load_numpy_only():
         "confcal.auroc(y, c); confcal.ece(y, c); confcal.mce(y, c); confcal.brier(y, c)\n"
         "confcal.ecarb(y, c); confcal.ecarb_ceiling(y); confcal.review_count(0.3, 4)\n"
         "confcal.auroc(y, c, sample_weight=[1, 2, 1, 1])\n"
+        "confcal.debiased_ece(y, c, n_bins=2); confcal.smooth_ece(y, c); confcal.log_loss(y, c)\n"
+        "confcal.calibration_slope(y, c); confcal.brier_decomposition(y, c, n_bins=2)\n"
+        "confcal.aurc(y, c)\n"
         "import confcal.metrics.bootstrap, confcal.metrics.sketch\n"
         "heavy = ('pandas', 'scipy', 'sklearn', 'rapidfuzz', 'dateutil', 'matplotlib')\n"
         "print([m for m in heavy if m in sys.modules])"

@@ -1,8 +1,13 @@
 """confcal: can you trust the confidence of a document-extraction model?
 
 - Calibration metrics on arrays: :func:`auroc`, :func:`ece`, :func:`mce`, :func:`brier`,
-  :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`, and
-  :func:`bootstrap_ci` intervals that resample documents.
+  :func:`ecarb`, :func:`reliability_bins`, :func:`calibration_report`, the debiased and
+  smooth calibration errors (:func:`debiased_ece`, :func:`smooth_ece`),
+  :func:`brier_decomposition`, :func:`calibration_slope`, :func:`log_loss`, the curves
+  (:func:`risk_coverage_curve` and :func:`aurc`, :func:`roc_curve_points`,
+  :func:`pr_curve_points`), :func:`bootstrap_ci` intervals that resample documents,
+  and tests: :func:`calibration_test` (is it calibrated?) and :func:`delong_test`
+  (two AUROCs of the same predictions).
 - Extraction scoring: typed comparators (:class:`Text`, :class:`Number`, :class:`Date`,
   :class:`Exact`), schemas (:class:`Schema`, :class:`Field`, :class:`Items`), Hungarian
   line-item matching and :func:`score_documents`, which builds the entity table.
@@ -26,6 +31,11 @@ _LAZY: dict[str, str] = {
     "auroc": "confcal.metrics",
     "brier": "confcal.metrics",
     "calibration_report": "confcal.metrics",
+    "CalibrationTest": "confcal.metrics",
+    "DeLongTest": "confcal.metrics",
+    "calibration_test": "confcal.metrics",
+    "debiased_ece": "confcal.metrics",
+    "delong_test": "confcal.metrics",
     "ecarb": "confcal.metrics",
     "ecarb_ceiling": "confcal.metrics",
     "ecarb_curve": "confcal.metrics",
@@ -33,6 +43,16 @@ _LAZY: dict[str, str] = {
     "mce": "confcal.metrics",
     "reliability_bins": "confcal.metrics",
     "review_count": "confcal.metrics",
+    "smooth_ece": "confcal.metrics",
+    "BrierDecomposition": "confcal.metrics",
+    "CalibrationSlope": "confcal.metrics",
+    "aurc": "confcal.metrics",
+    "brier_decomposition": "confcal.metrics",
+    "calibration_slope": "confcal.metrics",
+    "log_loss": "confcal.metrics",
+    "pr_curve_points": "confcal.metrics",
+    "risk_coverage_curve": "confcal.metrics",
+    "roc_curve_points": "confcal.metrics",
     "bootstrap_ci": "confcal.metrics.bootstrap",
     "CalibrationSketch": "confcal.metrics.sketch",
     "ConfcalError": "confcal.exceptions",
@@ -60,6 +80,7 @@ _LAZY: dict[str, str] = {
     "budget_for_residual_error": "confcal.calibration.routing",
     "threshold_for_accuracy": "confcal.calibration.routing",
     "compare_runs": "confcal.report",
+    "compare_systems": "confcal.report",
     "write_report": "confcal.report",
     "LLMJudge": "confcal.qa.docqa",
     "RuleJudge": "confcal.qa.docqa",
@@ -85,17 +106,32 @@ if _TYPE_CHECKING:
     from .datasets import load_demo
     from .exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
     from .metrics import (
+        BrierDecomposition,
         CalibrationReport,
+        CalibrationSlope,
+        CalibrationTest,
+        DeLongTest,
+        aurc,
         auroc,
         brier,
+        brier_decomposition,
         calibration_report,
+        calibration_slope,
+        calibration_test,
+        debiased_ece,
+        delong_test,
         ecarb,
         ecarb_ceiling,
         ecarb_curve,
         ece,
+        log_loss,
         mce,
+        pr_curve_points,
         reliability_bins,
         review_count,
+        risk_coverage_curve,
+        roc_curve_points,
+        smooth_ece,
     )
     from .metrics.bootstrap import bootstrap_ci
     from .metrics.sketch import CalibrationSketch
@@ -107,7 +143,7 @@ if _TYPE_CHECKING:
         judge_agreement,
         judge_records,
     )
-    from .report import compare_runs, write_report
+    from .report import compare_runs, compare_systems, write_report
     from .scoring import ExtractionResult, score_documents, score_documents_iter
     from .scoring.comparators import Date, Exact, Number, Text, parse_date, parse_number
     from .scoring.matching import match_items
@@ -132,9 +168,13 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BrierDecomposition",
     "CalibrationReport",
     "CalibrationSketch",
+    "CalibrationSlope",
+    "CalibrationTest",
     "ConfcalError",
+    "DeLongTest",
     "Date",
     "Exact",
     "ExtractionResult",
@@ -154,12 +194,19 @@ __all__ = [
     "Verdict",
     "accuracy_table",
     "aggregate_logprobs",
+    "aurc",
     "auroc",
     "bootstrap_ci",
     "brier",
+    "brier_decomposition",
     "budget_for_residual_error",
     "calibration_report",
+    "calibration_slope",
+    "calibration_test",
     "compare_runs",
+    "compare_systems",
+    "debiased_ece",
+    "delong_test",
     "ecarb",
     "ecarb_ceiling",
     "ecarb_curve",
@@ -167,15 +214,20 @@ __all__ = [
     "judge_agreement",
     "judge_records",
     "load_demo",
-    "mce",
+    "log_loss",
     "match_items",
+    "mce",
     "parse_date",
     "parse_number",
     "parse_topk",
+    "pr_curve_points",
     "reliability_bins",
     "review_count",
+    "risk_coverage_curve",
+    "roc_curve_points",
     "score_documents",
     "score_documents_iter",
+    "smooth_ece",
     "threshold_for_accuracy",
     "write_report",
 ]

@@ -368,3 +368,55 @@ def test_budgets_default_is_the_library_default():
     assert _main._budgets_or_default((0.2,)) == (0.2,)
     # the help texts spell the default out ("default 0.1,0.3"): they must say the truth
     assert ",".join(f"{b:g}" for b in DEFAULT_BUDGETS) == "0.1,0.3"
+
+
+def test_report_with_a_baseline_adds_paired_differences(inputs, tmp_path):
+    for pred, model, out in (("calibrated", "calibrated", "a.parquet"),
+                             ("hostile", "logprob", "b.csv")):
+        done = run("score", "--schema", "fcc-invoice", "--truth", inputs["truth"], "--pred",
+                   inputs[pred], "--meta", f"model={model}", "-o", out, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    done = run("report", "a.parquet", "b.csv", "--by", "model", "--n-resamples", "50",
+               "--baseline", "calibrated", "-o", "rep", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    _no_traceback(done)
+    assert "differences from model=calibrated (paired, same documents" in done.stdout
+    diff_line = next(line for line in done.stdout.splitlines()
+                     if line.strip().startswith("logprob") and " p=" in line)
+    metrics = pd.read_csv(tmp_path / "rep" / "metrics.csv")
+    # the library's paired comparison of the same tables, read back from disk
+    tables = {"calibrated": read_entities(tmp_path / "a.parquet"),
+              "logprob": read_entities(tmp_path / "b.csv")}
+    with pytest.warns(confcal.report.SmallSampleWarning, match="from 20 documents"):
+        expected = confcal.compare_systems(tables, baseline="calibrated", n_resamples=50,
+                                           seed=0).set_index(["system", "metric"])
+    row = metrics.set_index("model").loc["logprob"]
+    for metric in ("woa", "f1", "auroc", "ece", "debiased_ece", "smooth_ece", "brier",
+                   "ecarb@0.1", "ecarb@0.3"):
+        want = expected.loc[("logprob", metric)]
+        assert row[f"{metric}_diff"] == pytest.approx(want["difference"], abs=1e-12)
+        assert row[f"{metric}_diff_low"] == pytest.approx(want["low"], abs=1e-12)
+        assert row[f"{metric}_diff_p"] == pytest.approx(want["p_value"], abs=1e-12)
+    auroc = expected.loc[("logprob", "auroc")]
+    assert f"{auroc['difference']:+.3f} [{auroc['low']:+.3f}, {auroc['high']:+.3f}]" in diff_line
+    baseline = metrics.set_index("model").loc["calibrated"]
+    assert baseline[["auroc_diff", "auroc_diff_p"]].isna().all()
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "<h2>Differences from model=calibrated</h2>" in page
+    assert f"{auroc['difference']:+.3f}<br>" in page
+    assert "consistency band" in page  # the reliability panels' caption
+
+
+def test_baseline_errors(inputs, tmp_path, capsys):
+    entities = tmp_path / "e.csv"
+    main(["score", "--schema", "fcc-invoice", "--truth", str(inputs["truth"]), "--pred",
+          str(inputs["calibrated"]), "--meta", "model=m", "-o", str(entities)])
+    capsys.readouterr()
+    assert main(["report", str(entities), "--baseline", "m", "--n-resamples", "0",
+                 "-o", str(tmp_path / "r")]) == 2
+    assert "--baseline: needs --n-resamples >= 1" in capsys.readouterr().err
+    assert main(["report", str(entities), "--by", "model", "--baseline", "other",
+                 "-o", str(tmp_path / "r")]) == 1
+    assert ("baseline must be a value of the column 'model' (one of ['m']); found 'other'"
+            in capsys.readouterr().err)
+    assert not (tmp_path / "r").exists()

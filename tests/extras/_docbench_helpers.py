@@ -132,7 +132,8 @@ class ReaderServer:
 
     def __init__(self, *, fail: Callable[[int], int | None] | None = None,
                  delay: float = 0.0, usage: dict[str, int] | None = None,
-                 finish: str = "stop", content: str | None = None) -> None:
+                 finish: str = "stop", content: str | None = None,
+                 hold_until: int = 0) -> None:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.fail = fail
@@ -142,6 +143,10 @@ class ReaderServer:
         self.content = content  # a fixed reply instead of reading ("" for an empty one)
         self.in_flight = self.max_in_flight = 0
         self._lock = threading.Lock()
+        # the first requests wait (up to 5 s) until this many were in flight at once, so a
+        # concurrency test does not depend on how fast a loaded machine starts threads
+        self.hold_until = hold_until
+        self._reached = threading.Condition(self._lock)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -153,6 +158,9 @@ class ReaderServer:
                     number = len(server.requests)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    server._reached.notify_all()
+                    server._reached.wait_for(
+                        lambda: server.max_in_flight >= server.hold_until, timeout=5.0)
                 try:
                     time.sleep(server.delay)
                     status = server.fail(number) if server.fail else None

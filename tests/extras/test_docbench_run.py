@@ -363,7 +363,7 @@ def test_an_interrupted_run_writes_nothing_and_loses_nothing(local, data, tmp_pa
 
 
 def test_concurrency_bounds_the_requests_in_flight(local, data, tmp_path):
-    with ReaderServer(delay=0.15) as server:
+    with ReaderServer(delay=0.15, hold_until=2) as server:
         result = run(server, data, tmp_path, concurrency=2, cache_dir=None)
     assert result.counts["answered"] == N_QUESTIONS
     assert server.max_in_flight == 2

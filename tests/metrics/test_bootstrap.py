@@ -243,3 +243,30 @@ def test_brier_estimate_keeps_the_last_digits_on_constant_data():
     for groups in (np.zeros(10000, dtype=int), np.arange(10000) % 7, None):
         ci = bootstrap_ci(y, c, groups=groups, metrics=("brier",), n_resamples=5)
         assert abs(ci.estimate[0] - 0.41) <= 1e-15
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_debiased_and_smooth_ece_resamples_equal_copying_rows(weighted):
+    # the estimators beyond the binned ECE reweigh the same fixed sort: each resample must
+    # equal the public function on the copied rows (with their weights)
+    correct, confidence, docs = data(n=300, n_docs=30, decimals=2)
+    weight = np.random.default_rng(4).uniform(0.5, 3.0, size=300) if weighted else None
+    codes = confcal._validation.check_groups(docs, len(docs))
+    metrics = ("debiased_ece", "smooth_ece")
+    estimates, fast = _distribution(correct, confidence, codes, metrics, budget=0.3, n_bins=5,
+                                    binning="quantile", n_resamples=12, seed=2,
+                                    sample_weight=weight)
+    resampler = _DocumentResampler(correct, confidence, codes)
+    rng = np.random.default_rng(2)
+    for i in range(12):
+        counts = resampler.draw_counts(rng).astype(int)
+        rows = np.repeat(np.arange(300), counts[codes])
+        kw = {} if weight is None else {"sample_weight": weight[rows]}
+        want = [confcal.debiased_ece(correct[rows], confidence[rows], **kw),
+                confcal.smooth_ece(correct[rows], confidence[rows], **kw)]
+        np.testing.assert_allclose(fast[i], want, rtol=1e-10, atol=1e-12)
+    kw = {} if weight is None else {"sample_weight": weight}
+    assert estimates["debiased_ece"] == pytest.approx(
+        confcal.debiased_ece(correct, confidence, **kw), abs=1e-12)
+    assert estimates["smooth_ece"] == pytest.approx(
+        confcal.smooth_ece(correct, confidence, **kw), abs=1e-12)

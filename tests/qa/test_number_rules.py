@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _profiles import examples
 from confcal.qa import _text as qt
 from confcal.qa._number_rules import (
     NUMBER_RULES,
@@ -317,7 +318,7 @@ def test_every_rule_says_which_rule_it_implements(rule):
     assert rule.__doc__ and rule.__doc__.lstrip().startswith("``")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(1, 10**7), st.sampled_from(["{:,}", "${:,}", "{:,}%", "{:,} days"]))
 def test_an_answer_that_repeats_the_reference_number_passes_every_rule(value, form):
     text = form.format(value)

@@ -148,3 +148,36 @@ def test_quantile_diagram_with_tied_bins_draws():
     assert np.mean(np.full(7, 0.7)) != 0.7
     fig = reliability_diagram(correct, confidence, binning="quantile", n_bins=5, min_count=1)
     assert fig.axes
+
+
+def test_reliability_diagram_draws_the_bands_of_a_calibration_test():
+    rng = np.random.default_rng(2)
+    confidence = rng.uniform(0.2, 1.0, size=800)
+    correct = rng.uniform(size=800) < confidence
+    test = confcal.calibration_test(correct, confidence, n_bins=10, binning="uniform",
+                                    n_resamples=300, seed=4)
+    fig = plots.reliability_diagram(correct, confidence, consistency=test, min_count=0)
+    ax = fig.axes[0]
+    (band,) = [c for c in ax.containers if c.get_label() == "95% consistency band"]
+    # one bracket per drawn bin, from band_low to band_high at the bin's mean confidence
+    segments = band.lines[2][0].get_segments()
+    np.testing.assert_allclose([s[:, 0].mean() for s in segments], test.bands["mean_confidence"])
+    np.testing.assert_allclose([s[:, 1].min() for s in segments], test.bands["band_low"])
+    np.testing.assert_allclose([s[:, 1].max() for s in segments], test.bands["band_high"])
+    assert ax.get_title().splitlines()[-1] == (
+        f"consistency test: p={test.p_value:.3f} (300 redraws)")
+    # True computes the test itself (seed 0, 1,000 redraws)
+    own = plots.reliability_diagram(correct, confidence, consistency=True)
+    assert own.axes[0].get_title().endswith("(1,000 redraws)")
+
+
+def test_reliability_diagram_refuses_bands_of_other_bins():
+    correct, confidence = [1, 0, 1, 1, 0, 1], [0.9, 0.2, 0.7, 0.6, 0.4, 0.8]
+    test = confcal.calibration_test(correct, confidence, n_bins=5, n_resamples=10)
+    with pytest.raises(ValidationError, match=r"consistency must be a calibration test of the "
+                                              r"diagram's bins \(10 uniform\); found one of 5 "
+                                              "quantile"):
+        plots.reliability_diagram(correct, confidence, consistency=test)
+    with pytest.raises(ValidationError, match="consistency must be True, False or a "
+                                              "CalibrationTest; found 'yes'"):
+        plots.reliability_diagram(correct, confidence, consistency="yes")

@@ -22,6 +22,7 @@ from confcal.report import (
     _render,
     _runs,
     compare_runs,
+    format_differences,
     format_runs,
     to_html,
     to_markdown,
@@ -124,7 +125,7 @@ def test_bootstrap_intervals_resample_documents():
 def test_woa_f1_resamples_equal_copying_the_drawn_documents():
     frame = pd.concat([_toy(), _toy().assign(doc_id=lambda f: f["doc_id"] + "x",
                                               similarity=lambda f: f["similarity"] * 0.5)])
-    sums = _runs._ExtractionSums(frame)
+    sums = _runs.ExtractionSums(frame)
     docs = list(pd.unique(frame["doc_id"]))
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -324,3 +325,73 @@ def test_report_renders_in_headless_chromium(written, tmp_path):
     dom = _chromium("--dump-dom", "--virtual-time-budget=10000", probe.as_uri(),
                     profile=tmp_path / "profile-2").stdout
     assert 'data-images="ok,ok,ok"' in dom, dom[-500:]
+
+
+# ----------------------------------------------------------------- the baseline
+def test_write_report_with_a_baseline_compares_within_the_other_columns(tmp_path):
+    entities = load_demo().score(tiers=["clean", "high"],
+                                 models=["sim-calibrated", "sim-logprob"]).entities
+    written = write_report(entities, tmp_path / "r", by=["model", "tier"], n_resamples=40,
+                           baseline="sim-logprob")
+    runs = written.runs
+    assert runs.attrs["baseline"] == "sim-logprob" and runs.attrs["differences"] == [
+        "woa", "f1", "auroc", "ece", "debiased_ece", "smooth_ece", "brier", "ecarb@0.1",
+        "ecarb@0.3"]
+    # each tier on its own: sim-calibrated against sim-logprob on that tier's documents
+    for tier in ("clean", "high"):
+        group = entities[entities["tier"] == tier]
+        expected = confcal.compare_systems(
+            {m: g for m, g in group.groupby("model", sort=False)}, baseline="sim-logprob",
+            n_resamples=40).set_index(["system", "metric"])
+        row = runs[(runs.model == "sim-calibrated") & (runs.tier == tier)].iloc[0]
+        for metric in runs.attrs["differences"]:
+            assert row[f"{metric}_diff"] == expected.at[("sim-calibrated", metric), "difference"]
+            assert row[f"{metric}_diff_high"] == expected.at[("sim-calibrated", metric), "high"]
+        assert runs[runs.model == "sim-logprob"]["auroc_diff"].isna().all()
+    text = format_differences(runs)
+    assert text[["model", "tier"]].values.tolist() == [["sim-calibrated", "clean"],
+                                                       ["sim-calibrated", "high"]]
+    assert re.fullmatch(r"[+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\] p=\d\.\d{3}",
+                        text["ΔAUROC"].iloc[0])
+    # the runs table's own text leaves the differences to their table
+    assert not any("diff" in c for c in format_runs(runs).columns)
+    page = written.html.read_text(encoding="utf-8")
+    assert "<h2>Differences from model=sim-logprob</h2>" in page
+    assert "with the same tier, on the documents both have" in page
+    assert "## Differences from model=sim-logprob" in written.markdown.read_text()
+    assert "auroc_diff_p" in pd.read_csv(written.metrics).columns
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"baseline": "nobody"}, r"baseline must be a value of the column 'model' \(one of "),
+    ({"baseline": "sim-calibrated", "n_resamples": 0}, r"baseline needs paired resamples"),
+    ({"baseline": "sim-calibrated", "by": []}, r"baseline needs runs to compare"),
+    ({"baseline": "sim-calibrated", "baseline_on": "all"},
+     r"baseline_on must be one of 'error', 'intersection'; found 'all'"),
+])
+def test_write_report_baseline_errors_come_before_any_work(tmp_path, kwargs, message):
+    entities = load_demo().score(tiers=["clean"], models=["sim-calibrated"]).entities
+    options = {"by": "model", "n_resamples": 10, **kwargs}
+    with pytest.raises(ValidationError, match=message):
+        write_report(entities, tmp_path / "r", **options)
+    assert not (tmp_path / "r").exists()
+
+
+def test_reliability_panels_draw_consistency_bands_that_respect_documents():
+    entities = load_demo().score(tiers=["high"], models=["sim-calibrated"]).entities
+    runs = compare_runs(entities, by="model")
+    fig, _ = _render._reliability_panels(entities, ["model"], runs, 30, n_resamples=200,
+                                         seed=0)
+    ax = fig.axes[0]
+    has = entities["confidence"].notna()
+    test = confcal.calibration_test(entities["correct"][has], entities["confidence"][has],
+                                    groups=entities["doc_id"][has], n_bins=10,
+                                    binning="uniform", n_resamples=200)
+    assert test.null == "grouped"
+    assert ax.get_title().splitlines()[-1] == (
+        f"consistency test: p={test.p_value:.3f} (200 redraws, documents)")
+    bands = [c for c in ax.containers if c.get_label() == "95% consistency band"]
+    assert len(bands) == 1
+    # without resamples (n_resamples=0), no bands and no test
+    fig, _ = _render._reliability_panels(entities, ["model"], runs, 30)
+    assert not [c for c in fig.axes[0].containers if "consistency" in str(c.get_label())]

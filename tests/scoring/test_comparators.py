@@ -129,7 +129,7 @@ def test_strip_currency_rule(text, expected):
     assert _numbers._strip_currency(text) == expected
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=12))
 def test_strip_currency_skips_the_pattern_only_where_it_cannot_match(text):
     # ASCII without "$" or a capital: the reader skips the regular expression; it must be

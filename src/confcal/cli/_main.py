@@ -7,7 +7,8 @@
     confcal score  --schema fcc-invoice|SCHEMA.json --truth T --pred P [--meta KEY=VALUE ...]
                    [--strict] -o OUT.parquet|OUT.csv
     confcal report ENTITIES... [--by COL,...] [--budgets B,...] [--n-bins M] [--min-count C]
-                   [--n-resamples N] [--seed S] [--sketch] [--title TEXT] -o DIR
+                   [--n-resamples N] [--seed S] [--sketch] [--baseline NAME
+                   [--baseline-on error|intersection]] [--title TEXT] -o DIR
     confcal qa     --records R.jsonl|--docbench DIR|--demo [...] -o DIR
 
 One vocabulary: ``-o/--output`` names what every subcommand writes, and the options are the
@@ -233,6 +234,14 @@ def _parser() -> argparse.ArgumentParser:
                              "the needed columns, and compute the metrics from per-run "
                              "calibration sketches in bounded memory: writes metrics.csv and "
                              "report.md only (no intervals, no figures: they need the rows)")
+    report.add_argument("--baseline", default=None, metavar="NAME",
+                        help="compare every run with the run whose first --by column is NAME "
+                             "(and whose other --by columns are the same), on the documents "
+                             "both have: paired differences with intervals and p-values in the "
+                             "table and report.html (needs --n-resamples >= 1)")
+    report.add_argument("--baseline-on", choices=("error", "intersection"), default="error",
+                        help="a document that only one of two compared runs has: an error "
+                             "(default), or left out and counted (intersection)")
     report.add_argument("--title", default="confcal report", help="report title")
     # not required=True: the deprecated --out gives it too (checked in main)
     report.add_argument("-o", "--output", type=Path, default=None, metavar="DIR",
@@ -417,7 +426,8 @@ def _print_table(runs: Any) -> None:
 
 
 def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: Any,
-           title: str, notes: Sequence[str]) -> int:
+           title: str, notes: Sequence[str], baseline: str | None = None,
+           baseline_on: str = "error") -> int:
     from ..exceptions import UndefinedMetricWarning
     from ..report._render import write_report
     from ..report._runs import SmallSampleWarning
@@ -430,11 +440,19 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
                                n_bins=args.n_bins, n_resamples=args.n_resamples,
                                min_count=args.min_count, seed=args.seed,
                                title=title, notes=notes, status=console.say,
-                               progress=console.stages)
+                               progress=console.stages, baseline=baseline,
+                               baseline_on=baseline_on)
     for w in caught:  # every warning the library gave is shown, none dropped
         if issubclass(w.category, UserWarning):
             console.say(f"warning: {w.message}")
     _print_table(written.runs)
+    if written.runs.attrs.get("differences"):
+        from ..report._render import format_differences
+
+        print(f"\ndifferences from {written.runs.attrs['baseline_column']}="
+              f"{written.runs.attrs['baseline']} (paired, same documents; "
+              "difference [interval] p-value):")
+        print(format_differences(written.runs).to_string(index=False))
     if args.n_resamples:
         print(f"\n95% intervals from {args.n_resamples} document resamples are in the "
               "report.")
@@ -533,7 +551,8 @@ def _report(args: argparse.Namespace, console: _Console) -> int:
         console.say("warning: the entity tables were scored with different settings, so "
                     f"their numbers are not comparable: {sorted(signatures)}")
         entities.attrs.pop(SIGNATURE_ATTR, None)
-    return _write(entities, args, console, by=args.by, title=args.title, notes=())
+    return _write(entities, args, console, by=args.by, title=args.title, notes=(),
+                  baseline=args.baseline, baseline_on=args.baseline_on)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -575,6 +594,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "more than once")
         if args.command == "report" and args.output is None:
             parser.error("the following arguments are required: -o/--output")
+        if args.command == "report" and args.baseline is not None:
+            if args.sketch:
+                parser.error("argument --baseline: not with --sketch (paired resamples need "
+                             "the rows)")
+            if not args.n_resamples:
+                parser.error("argument --baseline: needs --n-resamples >= 1 (the paired "
+                             "resamples); found 0")
     except SystemExit as exc:  # argparse: 0 after --help/--version, 2 on a usage error
         return int(exc.code or 0)
     debug = getattr(args, "debug", False)

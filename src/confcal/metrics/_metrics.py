@@ -149,7 +149,7 @@ def ranked_auroc(r: Ranking) -> float:
 
 
 @dataclass(frozen=True)
-class _Bins:
+class Bins:
     index: np.ndarray  # nominal bin number, 0..n_bins-1
     start: np.ndarray  # first rank
     stop: np.ndarray  # one past the last rank
@@ -189,7 +189,7 @@ def _bin_bounds(r: Ranking, n_bins: int, binning: str) -> tuple[list[int], np.nd
     return bounds, None
 
 
-def ranking_bins(r: Ranking, n_bins: int, binning: str) -> _Bins:
+def ranking_bins(r: Ranking, n_bins: int, binning: str) -> Bins:
     bounds, edges = _bin_bounds(r, n_bins, binning)
     start = np.asarray(bounds[:-1], dtype=np.int64)
     stop = np.asarray(bounds[1:], dtype=np.int64)
@@ -210,22 +210,22 @@ def ranking_bins(r: Ranking, n_bins: int, binning: str) -> _Bins:
         upper = r.confidence[stop[idx] - 1]
     else:
         lower, upper = edges[idx], edges[idx + 1]
-    return _Bins(index=idx, start=start[idx], stop=stop[idx], count=(stop - start)[idx],
+    return Bins(index=idx, start=start[idx], stop=stop[idx], count=(stop - start)[idx],
                  weight=weight[idx], correct=correct[idx], confidence=conf.reshape(-1),
                  lower=np.asarray(lower, dtype=np.float64),
                  upper=np.asarray(upper, dtype=np.float64))
 
 
-def ece_from_bins(bins: _Bins, total_weight: float) -> float:
+def ece_from_bins(bins: Bins, total_weight: float) -> float:
     # sum_B |B|/N * |acc(B) - conf(B)| == sum_B |correct_B - confidence_sum_B| / N
     return float(bins.gap.sum() / total_weight)
 
 
-def mce_from_bins(bins: _Bins) -> float:
+def mce_from_bins(bins: Bins) -> float:
     return float((bins.gap / bins.weight).max())
 
 
-def _brier(y: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> float:
+def brier_value(y: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> float:
     # Σ(c - y)² directly, not Σc² - 2Σ_{correct}c + n_correct: that cancels terms of size
     # n and gave 0.4099999999999176 for 0.41 on constant data (see squared_error_sum).
     if w is None:
@@ -478,7 +478,7 @@ def brier(correct: ArrayLike, confidence: ArrayLike, *,
     0.1
     """
     y, c, w = check_calibration_data(correct, confidence, sample_weight)
-    return _brier(y, c, w)
+    return brier_value(y, c, w)
 
 
 def ecarb(correct: ArrayLike, confidence: ArrayLike, *, budget: float = 0.3,
@@ -624,7 +624,7 @@ def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
     return pd.DataFrame(table, columns=["budget", "k", "errors_caught", "ecarb", "ceiling"])
 
 
-def bins_frame(bins: _Bins, min_count: int, weighted: bool) -> pd.DataFrame:
+def bins_frame(bins: Bins, min_count: int, weighted: bool) -> pd.DataFrame:
     import pandas as pd
 
     mean_conf = bins.confidence / bins.weight
@@ -806,7 +806,7 @@ def calibration_report(correct: ArrayLike, confidence: ArrayLike, *,
     return CalibrationReport(
         n=r.n, n_errors=r.n_neg, accuracy=r.pos_weight / r.total_weight, auroc=ranked_auroc(r),
         ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
-        brier=_brier(y, c, w), ecarb=MappingProxyType(ecarbs),
+        brier=brier_value(y, c, w), ecarb=MappingProxyType(ecarbs),
         ecarb_ceiling=MappingProxyType(ceilings), bins=frame,
         n_bins=n_bins, binning=binning, ties=ties,
     )

@@ -10,6 +10,11 @@ integer weight is exactly the same as that many copies of the row (copies of one
 its confidence, so they fall in the same tie run). The sort is done once, and each resample
 only gathers weights and takes cumulative sums along the fixed order: the intervals are
 identical to resampling rows and recomputing, at a fraction of the cost.
+
+The same draws serve paired comparisons: :class:`SystemMetrics` holds one system's sort,
+and :func:`paired_resamples` gives every system the same document counts in each resample,
+so two systems scored on the same documents are compared on the same resampled documents
+(:func:`confcal.report.compare_systems`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from .._validation import (
     check_seed,
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
+from ._estimators import ResidualField, debiased_square_from_bins, signed_sqrt, smooth_ece_value
 from ._metrics import (
     BINNINGS,
     ecarb_value,
@@ -50,14 +56,16 @@ if TYPE_CHECKING:  # pandas loads when an interval table is built, not on import
 
 __all__ = ["BOOTSTRAP_METRICS", "bootstrap_ci"]
 
-BOOTSTRAP_METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "accuracy")
+BOOTSTRAP_METRICS = ("auroc", "ece", "mce", "brier", "ecarb", "accuracy", "debiased_ece",
+                     "smooth_ece")
 
 
 def _metric_functions(budget: float, n_bins: int, binning: str, doc_sums: np.ndarray,
-                      unit: Fraction | int = 1
+                      unit: Fraction | int = 1, ranking: Ranking | None = None
                       ) -> dict[str, Callable[[Ranking, np.ndarray], float]]:
     """metric name -> f(reweighted ranking, per-document draw counts); ``unit`` is the
-    weight of one prediction in the ranking's scale (ECARB counts predictions)."""
+    weight of one prediction in the ranking's scale (ECARB and the debiased ECE count
+    predictions); ``ranking``, the sort every resample reweighs (for the smooth ECE)."""
 
     def ecarb(r: Ranking, counts: np.ndarray) -> float:
         if r.neg_weight == 0:
@@ -73,7 +81,25 @@ def _metric_functions(budget: float, n_bins: int, binning: str, doc_sums: np.nda
     def accuracy(r: Ranking, counts: np.ndarray) -> float:
         return float(dot_no_blas(counts, doc_sums[1]) / dot_no_blas(counts, doc_sums[0]))
 
+    def debiased_ece(r: Ranking, counts: np.ndarray) -> float:
+        bins = ranking_bins(r, n_bins, binning)
+        return signed_sqrt(debiased_square_from_bins(bins, r.total_weight, unit))
+
+    # the smooth ECE bins the residuals by confidence: those positions are the same in
+    # every resample (correct predictions first, then errors, in sorted order)
+    field = None
+    if ranking is not None:
+        pos_gap, neg_gap = 1.0 - ranking.pos_confidence, -ranking.neg_confidence
+        field = ResidualField(np.concatenate([ranking.pos_confidence, ranking.neg_confidence]))
+
+    def smooth_ece(r: Ranking, counts: np.ndarray) -> float:
+        assert field is not None and r.weights is not None
+        residual = np.concatenate([r.weights.pos * pos_gap, r.weights.neg * neg_gap])
+        return smooth_ece_value(field.weigh(residual, r.total_weight), None)
+
     return {
+        "debiased_ece": debiased_ece,
+        "smooth_ece": smooth_ece,
         "auroc": lambda r, counts: ranked_auroc(r),
         "ece": lambda r, counts: ece_from_bins(ranking_bins(r, n_bins, binning), r.total_weight),
         "mce": lambda r, counts: mce_from_bins(ranking_bins(r, n_bins, binning)),
@@ -109,6 +135,13 @@ def _pairwise_group_sums(codes: np.ndarray, values: np.ndarray, n_groups: int) -
     return out
 
 
+def draw_counts(rng: np.random.Generator, n_groups: int) -> np.ndarray:
+    """One resample: how many times each of n_groups documents is drawn (G draws with
+    replacement, ``rng.integers(0, G, G)``), as float64."""
+    draw = rng.integers(0, n_groups, size=n_groups)
+    return np.bincount(draw, minlength=n_groups).astype(np.float64)
+
+
 class _DocumentResampler:
     """One sort, then per-resample weights gathered from per-document draw counts.
 
@@ -118,14 +151,15 @@ class _DocumentResampler:
     """
 
     def __init__(self, correct: np.ndarray, confidence: np.ndarray, codes: np.ndarray,
-                 sample_weight: np.ndarray | None = None):
+                 sample_weight: np.ndarray | None = None, n_groups: int | None = None):
         keys = pack_keys(correct, confidence)
         order = np.argsort(keys)  # once; every resample reuses it
         self.ranking = Ranking(keys[order])
         r = self.ranking
         self.doc_pos = codes[order[r.pos_positions]]
         self.doc_neg = codes[order[r.neg_positions]]
-        self.n_groups = int(codes.max()) + 1
+        # n_groups: documents drawn, when some hold none of these rows (paired systems)
+        self.n_groups = int(codes.max()) + 1 if n_groups is None else n_groups
         self.unit: Fraction | int = 1
         self.w_pos = self.w_neg = None
         w = None
@@ -146,8 +180,7 @@ class _DocumentResampler:
 
     def draw_counts(self, rng: np.random.Generator) -> np.ndarray:
         """How many times each document is drawn (documents drawn with replacement)."""
-        draw = rng.integers(0, self.n_groups, size=self.n_groups)
-        return np.bincount(draw, minlength=self.n_groups).astype(np.float64)
+        return draw_counts(rng, self.n_groups)
 
     def reweighted(self, counts: np.ndarray) -> Ranking:
         pos, neg = counts[self.doc_pos], counts[self.doc_neg]
@@ -162,7 +195,8 @@ def _distribution(correct: np.ndarray, confidence: np.ndarray, codes: np.ndarray
                   ) -> tuple[dict[str, float], np.ndarray]:
     """Point estimates and an (n_resamples, n_metrics) array of resampled values."""
     resampler = _DocumentResampler(correct, confidence, codes, sample_weight)
-    fns = _metric_functions(budget, n_bins, binning, resampler.doc_sums, resampler.unit)
+    fns = _metric_functions(budget, n_bins, binning, resampler.doc_sums, resampler.unit,
+                            resampler.ranking)
     ones = np.ones(resampler.n_groups)
     unit = resampler.reweighted(ones)
     rng = np.random.default_rng(seed)
@@ -176,6 +210,74 @@ def _distribution(correct: np.ndarray, confidence: np.ndarray, codes: np.ndarray
             counts = resampler.draw_counts(rng)
             r = resampler.reweighted(counts)
             values[i] = [fns[m](r, counts) for m in metrics]
+    return estimates, values
+
+
+# ------------------------------------------------------------- paired resamples
+# Shared with confcal.report's compare_systems: several systems scored on the same
+# documents, every resample drawing the same documents (the same counts) for all of them.
+class SystemMetrics:
+    """The calibration metrics of one system as a function of per-document draw counts.
+
+    ``codes`` number the documents shared by every system compared (0..n_groups-1); the
+    rows are sorted once and each call reweighs them (:class:`_DocumentResampler`), so
+    ``system(counts)`` is the system's metrics on the resample that draws document d
+    ``counts[d]`` times. ``metrics`` are names of :data:`BOOTSTRAP_METRICS`; ``"ecarb"``
+    stands for one value per budget. :attr:`names` labels the values (``ecarb@0.3``).
+    With no rows every value is NaN.
+    """
+
+    def __init__(self, correct: np.ndarray, confidence: np.ndarray, codes: np.ndarray,
+                 n_groups: int, metrics: Sequence[str], *, budgets: Sequence[float],
+                 n_bins: int, binning: str, sample_weight: np.ndarray | None = None):
+        self.names = tuple(name for m in metrics
+                           for name in ([f"ecarb@{b:g}" for b in budgets] if m == "ecarb"
+                                        else [m]))
+        self._calls: list[Callable[[Ranking, np.ndarray], float]] = []
+        self._resampler: _DocumentResampler | None = None
+        if correct.shape[0] == 0:
+            return
+        resampler = _DocumentResampler(correct, confidence, codes, sample_weight, n_groups)
+        self._resampler = resampler
+        fns = _metric_functions(budgets[0], n_bins, binning, resampler.doc_sums,
+                                resampler.unit, resampler.ranking)
+        for m in metrics:
+            if m != "ecarb":
+                self._calls.append(fns[m])
+                continue
+            for b in budgets:
+                self._calls.append(_metric_functions(b, n_bins, binning, resampler.doc_sums,
+                                                     resampler.unit)["ecarb"])
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        if self._resampler is None:
+            return np.full(len(self.names), math.nan)
+        r = self._resampler.reweighted(counts)
+        return np.array([f(r, counts) for f in self._calls], dtype=np.float64)
+
+
+def paired_resamples(functions: Sequence[Callable[[np.ndarray], np.ndarray]], n_groups: int,
+                     *, n_resamples: int, seed: int | None
+                     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Estimates and resampled values of several functions of the same document draws.
+
+    Each function maps per-document draw counts (length ``n_groups``) to a vector of
+    metrics; every resample draws the counts once (:func:`draw_counts`, the draws of
+    :func:`bootstrap_ci` for the same seed) and gives them to every function, so the
+    systems they stand for are compared on the very same documents. Returns, per
+    function, its values at unit counts (the estimates) and an (n_resamples, k) array.
+    Values undefined in a resample (one class) are NaN, without a warning.
+    """
+    ones = np.ones(n_groups)
+    rng = np.random.default_rng(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        estimates = [np.asarray(f(ones), dtype=np.float64) for f in functions]
+        values = [np.empty((n_resamples, e.shape[0])) for e in estimates]
+        for i in range(n_resamples):
+            counts = draw_counts(rng, n_groups)
+            for f, out in zip(functions, values, strict=True):
+                out[i] = f(counts)
     return estimates, values
 
 
@@ -193,7 +295,10 @@ def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike
         The document id of each prediction (any hashable values). Whole documents are drawn
         with replacement. Default: every prediction is its own group (a row bootstrap).
     metrics : sequence of str
-        Any of ``"auroc", "ece", "mce", "brier", "ecarb", "accuracy"``.
+        Any of ``"auroc", "ece", "mce", "brier", "ecarb", "accuracy", "debiased_ece",
+        "smooth_ece"`` (:func:`confcal.debiased_ece` on the ECE's bins, as its signed
+        square root; :func:`confcal.smooth_ece` with its automatic bandwidth, chosen anew
+        in every resample).
     budget : float, default 0.3
         ECARB's review budget (ties="expected").
     n_bins, binning : ECE/MCE bins, as in :func:`confcal.ece`.

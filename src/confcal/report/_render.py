@@ -27,13 +27,15 @@ from .._files import check_destination as _check_folder
 from .._files import staged_folder
 from .._markdown import csv_safe_frame, escape_cell, escape_text, markdown_table
 from .._signature import table_signature
-from .._validation import check_budgets, check_positive_int, is_missing
+from .._validation import check_budgets, check_option, check_positive_int, is_missing
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import DEFAULT_BUDGETS
 from ..scoring.io import check_entities
+from ._compare import DIFFERENCE_SUFFIXES, ON_CHOICES, baseline_differences, check_baseline
 from ._runs import MIN_INTERVAL_DOCUMENTS, check_by, compare_runs
 
-__all__ = ["WrittenReport", "format_runs", "to_html", "to_markdown", "write_report"]
+__all__ = ["WrittenReport", "format_differences", "format_runs", "to_html", "to_markdown",
+           "write_report"]
 
 _REPORT_FILES = ("report.html", "report.md", "metrics.csv", "reliability.png",
                  "auroc_vs_woa.png", "ecarb_curve.png")
@@ -73,9 +75,11 @@ def format_runs(runs: pd.DataFrame, *, digits: int = 3) -> pd.DataFrame:
     if not isinstance(runs, pd.DataFrame):
         raise ValidationError(f"runs must be a DataFrame from compare_runs; found "
                               f"{type(runs).__name__}")
+    differences = _difference_columns(runs)  # shown by format_differences
     columns = [c for c in runs.columns
-               if not (str(c).endswith(("_low", "_high")) and str(c)[: str(c).rfind("_")]
-                       in runs.columns)]
+               if c not in differences and not (
+                   str(c).endswith(("_low", "_high")) and str(c)[: str(c).rfind("_")]
+                   in runs.columns)]
     out = {}
     for c in columns:
         name = str(c)
@@ -98,6 +102,83 @@ def format_runs(runs: pd.DataFrame, *, digits: int = 3) -> pd.DataFrame:
             header = f"max@{name[14:]}"
         out[header] = text
     return pd.DataFrame(out, index=runs.index)
+
+
+def _difference_columns(runs: pd.DataFrame) -> set[str]:
+    return {f"{m}{suffix}" for m in runs.attrs.get("differences", ())
+            for suffix in DIFFERENCE_SUFFIXES}
+
+
+def _metric_header(metric: str) -> str:
+    if metric.startswith("ecarb@"):
+        return f"ECARB@{metric[6:]}"
+    return {**_HEADERS, "debiased_ece": "debiased ECE", "smooth_ece": "smooth ECE"}.get(
+        metric, metric)
+
+
+def format_differences(runs: pd.DataFrame, *, digits: int = 3) -> pd.DataFrame:
+    """The differences from the baseline in a runs table, as text; one row per compared run.
+
+    ``runs`` is the table of :func:`write_report` with ``baseline=`` (its ``attrs`` name
+    the metrics compared and the baseline): each metric's cell reads
+    ``+0.012 [-0.004, 0.029] p=0.140``, the paired difference from the baseline run, its
+    interval and p-value (:func:`compare_systems`). The baseline's rows, and runs without a
+    baseline to compare with, are left out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"model": ["a", "b"], "auroc_diff": [float("nan"), 0.0412],
+    ...                      "auroc_diff_low": [float("nan"), 0.01],
+    ...                      "auroc_diff_high": [float("nan"), 0.0724],
+    ...                      "auroc_diff_p": [float("nan"), 0.012]})
+    >>> runs.attrs.update(by=["model"], differences=["auroc"])
+    >>> format_differences(runs).to_dict("records")
+    [{'model': 'b', 'ΔAUROC': '+0.041 [+0.010, +0.072] p=0.012'}]
+    """
+    digits = check_positive_int(digits, "digits", 0)
+    metrics = list(runs.attrs.get("differences", ()))
+    by = list(runs.attrs.get("by", ()))
+    if not metrics:
+        raise ValidationError("runs must carry differences from a baseline (write_report with "
+                              "baseline=...); found none")
+    compared = runs[[f"{m}_diff" for m in metrics]].notna().any(axis=1)
+    rows = runs[compared]
+
+    def signed(value: Any) -> str:
+        return "n/a" if is_missing(value, blank=False) else f"{value:+.{digits}f}"
+
+    out: dict[str, list[str]] = {c: [missing_as_na(v) for v in rows[c]] for c in by}
+    for m in metrics:
+        out[f"\u0394{_metric_header(m)}"] = [
+            "n/a" if is_missing(d, blank=False) else
+            f"{signed(d)} [{signed(lo)}, {signed(hi)}] p={_number(p, digits)}"
+            for d, lo, hi, p in zip(rows[f"{m}_diff"], rows[f"{m}_diff_low"],
+                                    rows[f"{m}_diff_high"], rows[f"{m}_diff_p"], strict=True)]
+    return pd.DataFrame(out, index=rows.index)
+
+
+def _differences_html(runs: pd.DataFrame) -> str:
+    """The differences table for the page: the difference, then its interval and p-value on
+    smaller lines."""
+    text = format_differences(runs)
+    head = [html.escape(str(c)) for c in text.columns]
+    rows = []
+    for _, row in text.iterrows():
+        cells = []
+        for c, value in row.items():
+            value = str(value)
+            if str(c).startswith("\u0394") and value != "n/a":
+                estimate, rest = value.split(" [", 1)
+                interval, p = rest.split("] ", 1)
+                low, high = interval.split(", ")
+                cells.append(f"{html.escape(estimate)}<br><span class=\"ci\">"
+                             f"{html.escape(low)} to {html.escape(high)}</span><br>"
+                             f"<span class=\"ci\">{html.escape(p)}</span>")
+            else:
+                cells.append(html.escape(value))
+        rows.append(cells)
+    return _table_html(head, rows, "runs")
 
 
 def to_markdown(table: pd.DataFrame) -> str:
@@ -199,6 +280,12 @@ def _calibration_rows(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return group["correct"].to_numpy(dtype=bool)[has], conf[has]
 
 
+def _calibration_docs(group: pd.DataFrame) -> np.ndarray:
+    """The doc ids of the rows :func:`_calibration_rows` returns, in its order."""
+    has = group["confidence"].notna().to_numpy()
+    return group["doc_id"].to_numpy(dtype=object)[has]
+
+
 def _groups(frame: pd.DataFrame, by: Sequence[str]) -> list[tuple[tuple[Any, ...], pd.DataFrame]]:
     if not by:
         return [((), frame)]
@@ -212,9 +299,11 @@ def _short(key: Sequence[Any]) -> str:
 
 
 def _reliability_panels(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFrame,
-                        min_count: int) -> tuple[Any, str]:
+                        min_count: int, n_resamples: int = 0, seed: int | None = 0
+                        ) -> tuple[Any, str]:
+    from ..metrics._inference import calibration_test
     from ..metrics._metrics import ece
-    from .plots import panel_grid, plain_text, reliability_diagram
+    from .plots import consistency_note, panel_grid, plain_text, reliability_diagram
 
     _plain = plain_text
 
@@ -234,23 +323,32 @@ def _reliability_panels(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFra
         # drawn in 10 uniform bins (equal-mass bins crowd at high confidence and overprint),
         # so the page has two ECEs: each panel names both, the table's (n_bins equal-mass,
         # compare_runs) first and the drawn bins' beside it
+        # the consistency bands of the drawn bins, from redraws that keep a document's
+        # predictions together (a document effect, estimated from the data)
+        test = (calibration_test(correct, conf, groups=_calibration_docs(group),
+                                 n_bins=_DRAWN_BINS, binning="uniform",
+                                 n_resamples=n_resamples, seed=seed)
+                if n_resamples else None)
         reliability_diagram(correct, conf, n_bins=_DRAWN_BINS, binning="uniform",
-                            min_count=min_count, ax=ax, legend=i == 0)
+                            min_count=min_count, ax=ax, legend=i == 0,
+                            consistency=False if test is None else test)
         table_ece = _number(table_eces[i], 3)  # the table's own number, not a recomputation
         drawn_ece = ece(correct, conf, n_bins=_DRAWN_BINS, binning="uniform")
         ax.set_title(f"{_plain(_short(key))}\nECE {table_ece} (table: {n_bins} "
                      f"equal-mass bins)\nECE {drawn_ece:.3f} (drawn: {_DRAWN_BINS} uniform "
-                     "bins)", fontsize=8)
+                     "bins)" + ("" if test is None else f"\n{consistency_note(test)}"),
+                     fontsize=8)
     note = (f"Showing the first {len(shown)} of {len(groups)} groups; metrics.csv has all."
             if len(groups) > len(shown) else "")
     return fig, note
 
 
 def _reliability_figure(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFrame,
-                        min_count: int) -> tuple[bytes, str]:
+                        min_count: int, n_resamples: int = 0, seed: int | None = 0
+                        ) -> tuple[bytes, str]:
     from .plots import figure_png
 
-    fig, note = _reliability_panels(frame, by, runs, min_count)
+    fig, note = _reliability_panels(frame, by, runs, min_count, n_resamples, seed)
     return figure_png(fig), note
 
 
@@ -410,6 +508,10 @@ def _confident_errors(frame: pd.DataFrame, by: Sequence[str], limit: int) -> pd.
     return out
 
 
+def _run_key(values: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(None if is_missing(v, blank=False) else v for v in values)
+
+
 def missing_as_na(value: Any) -> str:
     """A metadata value as text, ``n/a`` when it is missing (the one missing-value marker)."""
     return "n/a" if is_missing(value, blank=False) else str(value)
@@ -488,7 +590,8 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
                  seed: int | None = 0, title: str = "confcal report",
                  notes: Sequence[str] = (), n_errors: int = 5, min_count: int = 30,
                  status: Callable[[str], None] | None = None,
-                 progress: Callable[..., Any] | None = None) -> WrittenReport:
+                 progress: Callable[..., Any] | None = None, baseline: str | None = None,
+                 baseline_on: str = "error") -> WrittenReport:
     """Write the comparison report of an entity table into a folder.
 
     Parameters
@@ -501,8 +604,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         nothing but a previous report's files.
     by, budgets, n_bins, n_resamples, confidence_level, seed
         As in :func:`compare_runs` (here ``n_resamples`` defaults to 1000 bootstrap
-        resamples; ``bootstrap``, its name before, works for one more release with a
-        :class:`DeprecationWarning`).
+        resamples).
     title : str
     notes : sequence of str
         Shown at the top of the report (e.g. "the data are synthetic").
@@ -519,6 +621,17 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         each slow step (the metrics with their bootstrap, one tick per run; the figures,
         one tick each); it returns an object with ``update(n)`` and ``close()``, as
         ``tqdm.tqdm`` does.
+    baseline : str, optional
+        A value of the first ``by`` column (``"sim-calibrated"``): every other run is
+        compared with the run that has it and the same values in the other ``by`` columns,
+        on the documents they share, by :func:`compare_systems` (``n_resamples`` paired
+        document resamples). The runs table gains ``<metric>_diff``, ``_diff_low``,
+        ``_diff_high`` and ``_diff_p`` for WOA, F1, AUROC, ECE, the debiased and smooth
+        ECE, Brier and ECARB at each budget (``attrs["differences"]`` names them), and the
+        page a table of them. Needs ``n_resamples >= 1``.
+    baseline_on : {"error", "intersection"}, default "error"
+        What a document that only one of two compared runs has is: an error, or left out
+        and counted (``on=`` of :func:`compare_systems`).
 
     Returns
     -------
@@ -558,6 +671,8 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     n_errors = check_positive_int(n_errors, "n_errors", 0)
     min_count = check_positive_int(min_count, "min_count", 0)
     _check_report_text(title, notes)
+    if baseline is not None:  # before any work, as the folder
+        baseline_on = _check_baseline(frame, by, baseline, baseline_on, n_resamples)
     out = Path(out_dir)
     check_destination(out)  # before any work, not after minutes of bootstrap
     _require_matplotlib()
@@ -569,12 +684,22 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         confidence_level=confidence_level, seed=seed)
     # compare_runs warned (SmallSampleWarning) for these; the report says so at the top
     notes = [*notes, *_small_runs_note(runs, by, n_resamples)]
-    tables = _runs_sections(runs, pooled, by, _runs_html)
-    md_tables = _runs_sections(runs, pooled, by, lambda t: to_markdown(format_runs(t)))
+    differences: list[tuple[str, str, str]] = []  # heading, HTML, Markdown
+    if baseline is not None:
+        say(f"comparing every run with {by[0]}={baseline} on their shared documents "
+            f"({n_resamples} paired resamples)")
+        differences, diff_notes = _baseline_sections(
+            frame, by, runs, baseline, budgets=budgets, n_bins=n_bins, n_resamples=n_resamples,
+            confidence_level=confidence_level, seed=seed, on=baseline_on)
+        notes = [*notes, *diff_notes]
+    tables = _runs_sections(runs, pooled, by, _runs_html, [(h, t) for h, t, _ in differences])
+    md_tables = _runs_sections(runs, pooled, by, lambda t: to_markdown(format_runs(t)),
+                               [(h, t) for h, _, t in differences])
 
     say("drawing figures")
     figures = _draw_figures(frame, by, runs, progress, min_count=min_count, n_bins=n_bins,
-                            n_resamples=n_resamples)
+                            n_resamples=n_resamples, seed=seed,
+                            confidence_level=confidence_level)
     summary = _summary(frame, runs, by, n_resamples=n_resamples,
                        confidence_level=confidence_level)
     signature = table_signature(entities, binning="quantile", n_bins=n_bins, ties="expected")
@@ -664,24 +789,71 @@ def _small_runs_note(runs: pd.DataFrame, by: Sequence[str], n_resamples: int) ->
 
 
 def _runs_sections(runs: pd.DataFrame, pooled: pd.DataFrame | None, by: Sequence[str],
-                   render: Callable[[pd.DataFrame], str]) -> list[tuple[str, str]]:
-    """(heading, rendered table) of the runs, then of the pooled runs when there are some."""
-    sections = [("Runs" if by else "All entities", render(runs))]
+                   render: Callable[[pd.DataFrame], str],
+                   differences: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """(heading, rendered table) of the runs, the differences from a baseline when there are
+    some (already rendered), then the pooled runs when there are some."""
+    sections = [("Runs" if by else "All entities", render(runs)), *differences]
     if pooled is not None:
         sections.append((f"Pooled by {by[0]}", render(pooled)))
     return sections
 
 
+def _check_baseline(frame: pd.DataFrame, by: Sequence[str], baseline: str, baseline_on: str,
+                    n_resamples: int) -> str:
+    """The baseline names a run of the first ``by`` column and there are paired resamples to
+    compare with it; returns the checked ``baseline_on``."""
+    check_baseline(frame, by, baseline)
+    if not n_resamples:
+        raise ValidationError("baseline needs paired resamples: n_resamples must be >= 1 "
+                              "with a baseline; found 0")
+    return check_option(baseline_on, "baseline_on", ON_CHOICES)
+
+
+def _baseline_sections(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFrame,
+                       baseline: str, **options: Any
+                       ) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """Every run's paired differences from the baseline run, added to ``runs`` as columns
+    (``<metric>_diff``, ...; ``attrs["differences"]`` names the metrics), and the
+    (heading, HTML, Markdown) of their table with the notes the comparison left."""
+    differences, notes = baseline_differences(frame, by, baseline, **options)
+    names = list(dict.fromkeys(k[:-len("_diff")] for v in differences.values() for k in v
+                               if k.endswith("_diff")))
+    keys = [_run_key(row) for row in runs[list(by)].itertuples(index=False, name=None)]
+    for m in names:
+        for suffix in DIFFERENCE_SUFFIXES:
+            runs[f"{m}{suffix}"] = [differences.get(k, {}).get(f"{m}{suffix}", np.nan)
+                                    for k in keys]
+    runs.attrs.update(differences=names, baseline=baseline, baseline_column=by[0])
+    if not names:
+        return [], notes
+    level = options["confidence_level"]
+    explain = (f"Each run minus the run of {by[0]}={baseline}"
+               + (f" with the same {', '.join(by[1:])}" if len(by) > 1 else "")
+               + f", on the documents both have: the difference, its {level:.0%} interval "
+               "and the two-sided p-value of no difference, from "
+               f"{options['n_resamples']} paired document resamples (every resample draws "
+               "the same documents for both runs; p-value and interval from the centred "
+               "differences, so 0 is outside the interval exactly when "
+               f"p <= {1 - level:.2f}). ECARB: higher is better; ECE, Brier: lower is better.")
+    section = (f"Differences from {by[0]}={baseline}",
+               f'<p class="note">{html.escape(explain)}</p>\n' + _differences_html(runs),
+               escape_text(explain) + "\n\n" + to_markdown(format_differences(runs)))
+    return [section], notes
+
+
 def _draw_figures(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFrame,
                   progress: Callable[..., Any] | None, *, min_count: int, n_bins: int,
-                  n_resamples: int) -> list[tuple[str, str, bytes, str]]:
+                  n_resamples: int, seed: int | None, confidence_level: float
+                  ) -> list[tuple[str, str, bytes, str]]:
     """(heading, file name, PNG, caption) of the three figures, one progress tick each."""
     with _progress_stage(progress, "figures", 3) as tick:
         step = tick or _no_progress
         with warnings.catch_warnings():
             # compare_runs has already warned about every undefined metric, naming its group
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            reliability, reliability_note = _reliability_figure(frame, by, runs, min_count)
+            reliability, reliability_note = _reliability_figure(frame, by, runs, min_count,
+                                                                n_resamples, seed)
             step(1)
             curves, curves_note = _ecarb_figure(frame, by)
             step(1)
@@ -693,6 +865,12 @@ def _draw_figures(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFrame,
          f"bar is how many predictions it holds; bins with fewer than {min_count} are hidden "
          "(their count is noted). Each panel names two ECEs: the table's, over "
          f"{n_bins} equal-mass bins, and that of the {_DRAWN_BINS} uniform bins drawn. "
+         + (f"Brackets are {confidence_level:.0%} consistency bands: the accuracies a "
+            "calibrated model shows in each bin, from "
+            f"{n_resamples} redraws of the outcomes with the confidences as the "
+            "probabilities and a document effect estimated from the data (errors of one "
+            "document go together); the p-value under each title is the consistency test "
+            "of the drawn bins (calibration_test). " if n_resamples else "")
          + reliability_note),
         ("AUROC vs. WOA", "auroc_vs_woa.png", scatter,
          "Extraction quality across, confidence ranking up; one point per run"

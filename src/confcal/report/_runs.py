@@ -96,12 +96,16 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
                         np.nan)
 
 
-class _ExtractionSums:
+class ExtractionSums:
     """Per-document sums from which WOA and F1 of any document resample follow."""
 
-    def __init__(self, group: pd.DataFrame) -> None:
-        codes, _ = pd.factorize(group["doc_id"], sort=False)
-        self.n_documents = g = int(codes.max()) + 1
+    def __init__(self, group: pd.DataFrame, codes: np.ndarray | None = None,
+                 n_documents: int | None = None) -> None:
+        # codes, n_documents: the documents numbered from outside (systems compared on
+        # shared documents), some of them perhaps without a row here
+        if codes is None:
+            codes, _ = pd.factorize(group["doc_id"], sort=False)
+        self.n_documents = g = int(codes.max()) + 1 if n_documents is None else n_documents
         self.sums = group_totals(codes, g, outcome_codes(group["outcome"]),
                                  group["weight"].to_numpy(dtype=np.float64),
                                  group["similarity"].to_numpy(dtype=np.float64))
@@ -184,7 +188,7 @@ def _runs_row(label: str, *, n_documents: int, n_entities: int, n_without_confid
 def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
                  n_resamples: int, n_bins: int, binning: str, level: float,
                  seed: int | None) -> dict[str, Any]:
-    sums = _ExtractionSums(group)
+    sums = ExtractionSums(group)
     woa, f1 = (float(v) for v in sums.woa_f1(np.ones(sums.n_documents)))
     confidence = group["confidence"].to_numpy(dtype=np.float64)
     has = ~np.isnan(confidence)

@@ -24,6 +24,8 @@ import pandas as pd
 
 from .._validation import check_positive_int, is_missing
 from ..exceptions import ValidationError
+from ..metrics._inference import CalibrationTest
+from ..metrics._inference import calibration_test as _calibration_test
 from ..metrics._metrics import ecarb_curve, reliability_bins
 from ..metrics._metrics import ece as _ece
 
@@ -160,7 +162,8 @@ def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
 def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 10,
                         binning: str = "uniform", min_count: int = 30,
                         ax: Axes | None = None, title: str | None = None,
-                        legend: bool = True) -> Figure:
+                        legend: bool = True,
+                        consistency: bool | CalibrationTest = False) -> Figure:
     """Accuracy against confidence per bin, with the number of predictions in each bin.
 
     Parameters
@@ -185,6 +188,14 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
         follow it.
     legend : bool, default True
         Draw the legend (a grid of diagrams needs it once).
+    consistency : bool or CalibrationTest, default False
+        Draw each shown bin's consistency band (Bröcker & Smith 2007): the range of
+        accuracies a calibrated model shows there, as a bracket at the bin's mean
+        confidence; an accuracy outside its bracket is one calibration rarely gives. True
+        computes :func:`confcal.calibration_test` on these bins (independent outcomes,
+        1,000 redraws, seed 0); pass a :class:`~confcal.metrics.CalibrationTest` of the same
+        ``n_bins`` and ``binning`` to draw its bands (with ``groups``, bands that respect
+        documents). Its p-value joins the title.
 
     Returns
     -------
@@ -208,10 +219,29 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
     (10 predictions)
     >>> fig.axes[0].get_title().splitlines()[1]
     'n=510, ECE=0.097 (10 uniform bins)'
+    >>> fig = reliability_diagram(correct, confidence, consistency=True)
+    >>> fig.axes[0].get_title().splitlines()[2]                 # far outside calibration
+    'consistency test: p=0.001 (1,000 redraws)'
     """
     min_count = check_positive_int(min_count, "min_count", 0)
     bins = reliability_bins(correct, confidence, n_bins=n_bins, binning=binning)
     score = _ece(correct, confidence, n_bins=n_bins, binning=binning)
+    test: CalibrationTest | None = None
+    if isinstance(consistency, CalibrationTest):
+        if (consistency.n_bins, consistency.binning) != (n_bins, binning):
+            raise ValidationError(
+                f"consistency must be a calibration test of the diagram's bins ({n_bins} "
+                f"{binning}); found one of {consistency.n_bins} {consistency.binning}")
+        if len(consistency.bands) != len(bins) or not np.array_equal(
+                consistency.bands["count"].to_numpy(), bins["count"].to_numpy()):
+            raise ValidationError("consistency must be a calibration test of these "
+                                  "predictions; found bins of other counts")
+        test = consistency
+    elif consistency is True:
+        test = _calibration_test(correct, confidence, n_bins=n_bins, binning=binning)
+    elif consistency is not False:
+        raise ValidationError(f"consistency must be True, False or a CalibrationTest; found "
+                              f"{consistency!r}")
     shown = bins[bins["count"] >= min_count]
     hidden = bins[bins["count"] < min_count]
     fig, ax = _axes(ax, (4.6, 4.4))
@@ -235,10 +265,21 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
         ax.errorbar(x, shown["accuracy"], xerr=[left, right],
                     fmt="o", color=_ACCENT, capsize=2, label="accuracy (bin range)")
         x_text = x
+    if test is not None:
+        band = test.bands[bins["count"].to_numpy() >= min_count]
+        x_band = band["mean_confidence"].to_numpy()
+        low, high = band["band_low"].to_numpy(), band["band_high"].to_numpy()
+        middle = (low + high) / 2
+        level = f"{test.confidence_level:.0%}"
+        ax.errorbar(x_band, middle, yerr=[middle - low, high - middle], fmt="none",
+                    ecolor="0.15", elinewidth=1.1, capsize=3, zorder=4,
+                    label=f"{level} consistency band")
     # a uniform bin's count sits above the taller of its bar and gap, so neither hides it;
     # a quantile bin's just above its point
     tops = (np.maximum(shown["accuracy"], shown["mean_confidence"]) if binning == "uniform"
-            else shown["accuracy"])
+            else shown["accuracy"]).to_numpy()
+    if test is not None:  # and above the band, which would cross it
+        tops = np.maximum(tops, high)
     ax.set(xlim=(0, 1), ylim=(0, 1.08))
     counts = [ax.annotate(_count(int(count)), (x, top), xytext=(0, 3),
                           textcoords="offset points", ha="center", va="bottom", fontsize=6.5,
@@ -247,19 +288,27 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
     if len(hidden):
         noun = "bin" if len(hidden) == 1 else "bins"
         # top left, under the legend: empty unless a model is underconfident
-        ax.text(0.02, 0.74 if legend else 0.97,
+        ax.text(0.02, (0.74 if test is None else 0.67) if legend else 0.97,
                 f"{len(hidden)} {noun} with < {min_count} predictions hidden\n"
                 f"({int(hidden['count'].sum()):,} predictions)", transform=ax.transAxes,
                 ha="left", va="top", fontsize=7, color="0.35")
     n = int(bins["count"].sum())
     kind = "uniform" if binning == "uniform" else "equal-mass"
-    ax.set_title(f"{_plain(title or 'Reliability')}\nn={n:,}, ECE={score:.3f} "
-                 f"({n_bins} {kind} bins)", fontsize=9)
+    heading = f"{_plain(title or 'Reliability')}\nn={n:,}, ECE={score:.3f} ({n_bins} {kind} bins)"
+    if test is not None:
+        heading += f"\n{consistency_note(test)}"
+    ax.set_title(heading, fontsize=9)
     ax.set(xlabel="confidence", ylabel="accuracy")
     if legend:
         ax.legend(loc="upper left", fontsize=7, frameon=False)
     _keep_inside(ax, counts)
     return fig
+
+
+def consistency_note(test: CalibrationTest) -> str:
+    """The p-value of a calibration test in a few words, for a figure's title."""
+    grouped = ", documents" if test.null == "grouped" else ""
+    return f"consistency test: p={test.p_value:.3f} ({test.n_resamples:,} redraws{grouped})"
 
 
 def ecarb_vs_budget(correct: ArrayLike, confidence: ArrayLike, *,

@@ -31,12 +31,15 @@ A property test in another project:
 from __future__ import annotations
 
 from ._references import (
+    reference_aurc,
     reference_auroc,
     reference_bins,
     reference_brier,
+    reference_delong,
     reference_ecarb,
     reference_ecarb_ceiling,
     reference_ece,
+    reference_log_loss,
     reference_mce,
     reference_review_count,
 )
@@ -50,12 +53,15 @@ from ._strategies import (
 __all__ = [
     "calibration_data",
     "grouped_calibration_data",
+    "reference_aurc",
     "reference_auroc",
     "reference_bins",
     "reference_brier",
+    "reference_delong",
     "reference_ecarb",
     "reference_ecarb_ceiling",
     "reference_ece",
+    "reference_log_loss",
     "reference_mce",
     "reference_review_count",
     "review_budgets",
