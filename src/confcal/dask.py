@@ -32,7 +32,8 @@ import pandas as pd
 from ._files import read_json_object
 from ._validation import is_missing
 from .exceptions import ValidationError
-from .metrics._metrics import DEFAULT_BUDGETS, CalibrationReport
+from .metrics._metrics import DEFAULT_BUDGETS
+from .metrics._report import CalibrationReport
 from .metrics.sketch import CalibrationSketch
 from .report._runs import RunSummary, check_by, merge_summaries, runs_table, summarize_runs
 from .scoring._scoring import score_documents

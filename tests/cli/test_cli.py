@@ -108,7 +108,8 @@ def test_score_then_report_end_to_end(inputs, tmp_path):
                "-o", "b.csv", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     done = run("report", "a.parquet", "b.csv", "--by", "model", "--budgets", "0.2,0.4",
-               "--n-bins", "4", "--n-resamples", "20", "-o", "rep", cwd=tmp_path)
+               "--n-bins", "4", "--n-resamples", "20", "--extra", "debiased_ece,calibration_p",
+               "-o", "rep", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     _no_traceback(done)
     # the CSV table carries no signature, so the two are not known to be comparable
@@ -126,8 +127,9 @@ def test_score_then_report_end_to_end(inputs, tmp_path):
         expected.append(score_documents(FCC_INVOICE, truths, preds,
                                         metadata={d: {"model": model} for d in truths}).entities)
     library = compare_runs(pd.concat(expected), by="model", budgets=(0.2, 0.4), n_bins=4,
-                           n_resamples=20)
+                           n_resamples=20, extra=["debiased_ece", "calibration_p"])
     pd.testing.assert_frame_equal(metrics, library, check_dtype=False)
+    assert {"debiased_ece_low", "calibration_p"} <= set(metrics.columns)
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "<script" not in page.lower()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -296,9 +296,13 @@ def test_a_killed_score_leaves_a_temporary_file_the_next_score_removes(tmp_path)
 
 
 @pytest.mark.parametrize("argv", [["demo", "--out", "X"], ["demo", "--bins", "7"],
-                                  ["demo", "--bootstrap", "9"], ["report", "e.csv", "--out", "r"],
+                                  ["demo", "--bootstrap", "9"],
+                                  ["report", "e.csv", "-o", "r2", "--out", "r"],
                                   ["qa", "--demo", "--out", "x"], ["qa", "--demo", "--bins", "7"],
-                                  ["demo", "--n-res", "9"]])
+                                  ["demo", "--n-res", "9"],
+                                  ["qa", "run", "D", "--base-url", "http://127.0.0.1:9/v1",
+                                   "--model", "m", "--context-tokens", "9", "-o", "x",
+                                   "--out", "y"]])
 def test_old_spellings_and_abbreviations_are_usage_errors(argv, capsys):
     # one spelling per option: no old name, and no prefix that a later option could make
     # ambiguous (argparse's allow_abbrev is off)

@@ -30,7 +30,8 @@ from .._validation import (
     is_real,
 )
 from ..exceptions import ValidationError
-from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, calibration_report
+from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS
+from ..metrics._report import calibration_report
 from ..metrics.bootstrap import bootstrap_ci
 from ._calibrators import CalibrationWarning
 from ._evaluation import group_folds

@@ -3,18 +3,18 @@
 ::
 
     confcal demo   [-o DIR] [--n-resamples N] [--budgets B,...] [--n-bins M] [--min-count C]
-                   [--seed S]
+                   [--seed S] [--extra NAME,...]
     confcal score  --schema fcc-invoice|SCHEMA.json --truth T --pred P [--meta KEY=VALUE ...]
                    [--strict] -o OUT.parquet|OUT.csv
     confcal report ENTITIES... [--by COL,...] [--budgets B,...] [--n-bins M] [--min-count C]
-                   [--n-resamples N] [--seed S] [--sketch] [--baseline NAME
-                   [--baseline-on error|intersection]] [--title TEXT] -o DIR
+                   [--n-resamples N] [--seed S] [--extra NAME,...] [--sketch]
+                   [--baseline NAME [--baseline-on error|intersection]] [--title TEXT]
+                   -o DIR
     confcal qa     --records R.jsonl|--docbench DIR|--demo [...] -o DIR
 
 One vocabulary: ``-o/--output`` names what every subcommand writes, and the options are the
 library's keywords (``--n-bins`` is ``n_bins``, ``--n-resamples`` is ``n_resamples``,
-``--min-count`` is ``min_count``). The spellings of before (``--out``, ``--bins``,
-``--bootstrap``) still work for one release, with a deprecation warning on stderr.
+``--min-count`` is ``min_count``, ``--extra`` is ``extra``).
 
 Every subcommand also takes ``--debug`` (a traceback with errors) and ``--progress`` (a
 progress bar even when stderr is not a terminal). Exit codes: 0 success, 1 a data error
@@ -120,6 +120,20 @@ def _entities_path(text: str) -> Path:
     return Path(text)
 
 
+def _extra_metrics(text: str) -> tuple[str, ...]:
+    """``--extra``: comma-separated names of confcal.metrics.EXTRA_METRICS, each once."""
+    from ..metrics._report import EXTRA_METRICS
+
+    names = tuple(n.strip() for n in text.split(","))
+    for name in names:
+        if name not in EXTRA_METRICS:
+            raise argparse.ArgumentTypeError(
+                f"{name!r} is not one of {', '.join(EXTRA_METRICS)}")
+    if len(set(names)) < len(names):
+        raise argparse.ArgumentTypeError(f"each name once; found {text!r}")
+    return names
+
+
 def _parser() -> argparse.ArgumentParser:
     from .._version import __version__
     from ._qa_run import QA_RUN_HELP
@@ -157,6 +171,13 @@ def _parser() -> argparse.ArgumentParser:
                        metavar="N", help=f"bootstrap resamples of documents for the "
                                          f"intervals, 0 for none (default {bootstrap})")
         p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+        p.add_argument("--extra", type=_extra_metrics, default=(), metavar="NAME,...",
+                       help="more columns, any of confcal.metrics.EXTRA_METRICS: "
+                            "debiased_ece, smooth_ece, log_loss, aurc, e_aurc, "
+                            "brier_reliability, brier_resolution, brier_uncertainty, "
+                            "calibration_slope, calibration_intercept, calibration_p (the "
+                            "consistency test with a document effect; needs --n-resamples "
+                            ">= 1)")
 
     demo = commands.add_parser(
         "demo", allow_abbrev=False, parents=[common],
@@ -243,9 +264,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="a document that only one of two compared runs has: an error "
                              "(default), or left out and counted (intersection)")
     report.add_argument("--title", default="confcal report", help="report title")
-    # not required=True: the deprecated --out gives it too (checked in main)
-    report.add_argument("-o", "--output", type=Path, default=None, metavar="DIR",
-                        help="report folder (required)")
+    report.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
+                        help="report folder")
     # DocBench-style QA evaluation lives with confcal.qa.docqa; it brings its own options
     add_qa_parser(commands, parents=[common])
     # `qa run` is dispatched before this parser is built (it needs the extras and has its
@@ -441,7 +461,7 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
                                min_count=args.min_count, seed=args.seed,
                                title=title, notes=notes, status=console.say,
                                progress=console.stages, baseline=baseline,
-                               baseline_on=baseline_on)
+                               baseline_on=baseline_on, extra=args.extra)
     for w in caught:  # every warning the library gave is shown, none dropped
         if issubclass(w.category, UserWarning):
             console.say(f"warning: {w.message}")
@@ -592,8 +612,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             if repeated:
                 parser.error(f"argument --meta: each KEY must be given once; found {repeated} "
                              "more than once")
-        if args.command == "report" and args.output is None:
-            parser.error("the following arguments are required: -o/--output")
         if args.command == "report" and args.baseline is not None:
             if args.sketch:
                 parser.error("argument --baseline: not with --sketch (paired resamples need "

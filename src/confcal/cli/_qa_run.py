@@ -71,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", required=True, metavar="NAME", help="the model to ask")
     parser.add_argument("--context-tokens", required=True, type=int_at_least(1),
                         metavar="N", help="the model's context window in tokens")
-    parser.add_argument("-o", "--out", required=True, type=Path, metavar="OUT",
+    parser.add_argument("-o", "--output", required=True, type=Path, metavar="OUT",
                         help="output folder (new, empty or a previous qa run output)")
     parser.add_argument("--system", metavar="NAME",
                         help="name the answers are filed under (default: the model name)")
@@ -113,9 +113,9 @@ def _run(args: argparse.Namespace) -> int:
                                     timeout=args.timeout, max_retries=args.max_retries)
     cache = None if args.no_cache else (
         args.cache_dir if args.cache_dir is not None
-        else args.out.with_name(args.out.name + ".cache"))
+        else args.output.with_name(args.output.name + ".cache"))
     domain = args.domain
-    run = run_docbench(client, args.folder, out=args.out, context_tokens=args.context_tokens,
+    run = run_docbench(client, args.folder, out=args.output, context_tokens=args.context_tokens,
                        cache_dir=cache, system=args.system, max_tokens=args.max_tokens,
                        margin=args.margin, concurrency=args.concurrency,
                        domains=None if domain is None else (lambda _folder: domain),

@@ -35,10 +35,8 @@ from ._metrics import (
     BINNINGS,
     DEFAULT_BUDGETS,
     TIES,
-    CalibrationReport,
     auroc,
     brier,
-    calibration_report,
     ecarb,
     ecarb_ceiling,
     ecarb_curve,
@@ -47,6 +45,7 @@ from ._metrics import (
     reliability_bins,
     review_count,
 )
+from ._report import EXTRA_METRICS, CalibrationReport, calibration_report
 from .bootstrap import *  # noqa: F403
 from .sketch import *  # noqa: F403
 
@@ -56,6 +55,7 @@ __all__ = [
     "BINNINGS",
     "CALIBRATION_STATISTICS",
     "DEFAULT_BUDGETS",
+    "EXTRA_METRICS",
     "SMOOTH_ECE_MIN_BANDWIDTH",
     "TIES",
     "BrierDecomposition",

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._counts import share_count
-from .._signature import calibration_signature
 from .._validation import (
     check_budget,
     check_budgets,
@@ -52,10 +50,8 @@ __all__ = [
     "BINNINGS",
     "DEFAULT_BUDGETS",
     "TIES",
-    "CalibrationReport",
     "auroc",
     "brier",
-    "calibration_report",
     "ecarb",
     "ecarb_ceiling",
     "ecarb_curve",
@@ -316,7 +312,7 @@ def _ecarb_caught(r: Ranking, k: Fraction | int, ties: str, y: np.ndarray | None
     return before + _stable_caught(y, c, w, float(r.confidence[a]), taken)
 
 
-def _no_errors(r: Ranking) -> float:
+def no_errors_value(r: Ranking) -> float:
     if r.weights is not None and r.n_neg:
         return undefined_metric("ecarb", f"the {r.n_neg} errors among the {r.n} predictions carry "
                                    "no weight (E = 0)")
@@ -356,7 +352,7 @@ def ecarb_value(r: Ranking, budget: float, ties: str,
     return k, caught, value, ceiling
 
 
-def _scaled_rows(w: np.ndarray | None) -> tuple[np.ndarray | None, Fraction | int]:
+def scaled_rows(w: np.ndarray | None) -> tuple[np.ndarray | None, Fraction | int]:
     """Per-row weights in the scale of ``Ranking.from_arrays`` and the unit of one row."""
     if w is None:
         return None, 1
@@ -542,8 +538,8 @@ def ecarb(correct: ArrayLike, confidence: ArrayLike, *, budget: float = 0.3,
     ties = check_option(ties, "ties", TIES)
     r = Ranking.from_arrays(y, c, w)
     if r.neg_weight == 0:
-        return _no_errors(r)
-    w_rows, unit = _scaled_rows(w)
+        return no_errors_value(r)
+    w_rows, unit = scaled_rows(w)
     return ecarb_value(r, budget, ties, y, c, w_rows, unit)[2]
 
 
@@ -608,9 +604,9 @@ def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
     budgets = check_budgets(_DEFAULT_CURVE_BUDGETS if budgets is None else budgets)
     ties = check_option(ties, "ties", TIES)
     r = Ranking.from_arrays(y, c, w)
-    w_rows, unit = _scaled_rows(w)
+    w_rows, unit = scaled_rows(w)
     if r.neg_weight == 0:
-        _no_errors(r)
+        no_errors_value(r)
         total = Fraction(r.total_weight) / unit
         rows = [(b, review_weight(b, total), 0.0, math.nan, math.nan) for b in budgets]
     else:
@@ -687,126 +683,11 @@ def reliability_bins(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int =
     bins = ranking_bins(Ranking.from_arrays(y, c, w), n_bins, binning)
     frame = bins_frame(bins, min_count, weighted=w is not None)
     if w is not None:
-        _unscale_weights(frame, w)
+        unscale_weights(frame, w)
     return frame
 
 
-def _unscale_weights(frame: pd.DataFrame, w: np.ndarray) -> None:
+def unscale_weights(frame: pd.DataFrame, w: np.ndarray) -> None:
     """The Ranking scaled the weights by a power of two; undo it in the bins' display."""
     top = np.array([w.max()])
     frame["weight"] *= float(top[0] / scale_weights(top)[0])
-
-
-# ---------------------------------------------------------------------------------------
-# the report
-# ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CalibrationReport:
-    """Every calibration metric of one set of predictions, computed from one sort.
-
-    Attributes
-    ----------
-    n, n_errors : int
-    accuracy, auroc, ece, mce, brier : float
-    ecarb, ecarb_ceiling : Mapping[float, float]
-        Keyed by budget, in the order requested.
-    bins : DataFrame
-        The reliability table of the ECE bins (see :func:`reliability_bins`).
-    n_bins, binning, ties : the options used.
-    signature : str
-        The settings behind the numbers, for comparing reports: confcal's version, the ECE
-        binning and bin count, and ECARB's tie rule
-        (``confcal:0.1.0|ece:quantile-5|ecarb-ties:expected``). Reports are comparable when
-        their signatures are equal.
-    """
-
-    n: int
-    n_errors: int
-    accuracy: float
-    auroc: float
-    ece: float
-    mce: float
-    brier: float
-    ecarb: Mapping[float, float]
-    ecarb_ceiling: Mapping[float, float]
-    bins: pd.DataFrame = field(repr=False, compare=False)
-    n_bins: int = 5
-    binning: str = "quantile"
-    ties: str = "expected"
-
-    @property
-    def signature(self) -> str:
-        """The settings behind the numbers (class docstring)."""
-        return calibration_signature(binning=self.binning, n_bins=self.n_bins, ties=self.ties)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain Python values (JSON-ready); bins as a list of row dicts."""
-        return {
-            "signature": self.signature,
-            "n": self.n, "n_errors": self.n_errors, "accuracy": self.accuracy,
-            "auroc": self.auroc, "ece": self.ece, "mce": self.mce, "brier": self.brier,
-            "ecarb": dict(self.ecarb), "ecarb_ceiling": dict(self.ecarb_ceiling),
-            "bins": self.bins.to_dict(orient="records"),
-            "n_bins": self.n_bins, "binning": self.binning, "ties": self.ties,
-        }
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row: the scalar metrics, then ``ecarb@b`` and ``ecarb_ceiling@b`` per budget."""
-        row: dict[str, Any] = {
-            "n": self.n, "n_errors": self.n_errors, "accuracy": self.accuracy,
-            "auroc": self.auroc, "ece": self.ece, "mce": self.mce, "brier": self.brier,
-        }
-        row.update({f"ecarb@{b:g}": v for b, v in self.ecarb.items()})
-        row.update({f"ecarb_ceiling@{b:g}": v for b, v in self.ecarb_ceiling.items()})
-        import pandas as pd
-
-        return pd.DataFrame([row])
-
-
-def calibration_report(correct: ArrayLike, confidence: ArrayLike, *,
-                       budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
-                       binning: str = "quantile", ties: str = "expected",
-                       sample_weight: ArrayLike | None = None) -> CalibrationReport:
-    """AUROC, ECE, MCE, Brier, ECARB and its ceiling at each budget, and the bins.
-
-    One sort of the confidences feeds every order-dependent metric; the result equals
-    calling each function on its own (with the same ``sample_weight``). Undefined metrics
-    are NaN with one warning each.
-
-    ``budgets`` defaults to :data:`DEFAULT_BUDGETS`, (0.1, 0.3). With ``sample_weight``
-    the metrics are the weighted ones (ECARB's frequency weights as
-    in :func:`ecarb`) and ``bins`` has a ``weight`` column; ``n`` and ``n_errors`` still
-    count rows.
-
-    Examples
-    --------
-    >>> rep = calibration_report([0, 1, 1, 1], [0.2, 0.4, 0.6, 0.8], n_bins=2, budgets=[0.25])
-    >>> rep.auroc, round(rep.ece, 12), rep.ecarb[0.25], rep.ecarb_ceiling[0.25]
-    (1.0, 0.25, 4.0, 4.0)
-    """
-    y, c, w = check_calibration_data(correct, confidence, sample_weight)
-    budgets = check_budgets(budgets)
-    n_bins = check_n_bins(n_bins)
-    binning = check_option(binning, "binning", BINNINGS)
-    ties = check_option(ties, "ties", TIES)
-    r = Ranking.from_arrays(y, c, w)
-    bins = ranking_bins(r, n_bins, binning)
-    ecarbs, ceilings = {}, {}
-    if r.neg_weight == 0:  # one warning for all budgets, not one per budget
-        nan = _no_errors(r)
-        ecarbs = {b: nan for b in budgets}
-        ceilings = dict(ecarbs)
-    else:
-        w_rows, unit = _scaled_rows(w)
-        for b in budgets:
-            _, _, ecarbs[b], ceilings[b] = ecarb_value(r, b, ties, y, c, w_rows, unit)
-    frame = bins_frame(bins, 0, weighted=w is not None)
-    if w is not None:
-        _unscale_weights(frame, w)
-    return CalibrationReport(
-        n=r.n, n_errors=r.n_neg, accuracy=r.pos_weight / r.total_weight, auroc=ranked_auroc(r),
-        ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
-        brier=brier_value(y, c, w), ecarb=MappingProxyType(ecarbs),
-        ecarb_ceiling=MappingProxyType(ceilings), bins=frame,
-        n_bins=n_bins, binning=binning, ties=ties,
-    )

@@ -37,7 +37,6 @@ from ..exceptions import UndefinedMetricWarning, ValidationError
 from ._metrics import (
     BINNINGS,
     DEFAULT_BUDGETS,
-    CalibrationReport,
     bins_frame,
     ecarb_value,
     ece_from_bins,
@@ -48,6 +47,7 @@ from ._metrics import (
     undefined_metric,
 )
 from ._ranking import Ranking, Weights, dot_no_blas, pack_keys, squared_error_sum
+from ._report import CalibrationReport
 
 if TYPE_CHECKING:  # pandas loads in error_bounds, not on import: the metrics cost numpy
     import pandas as pd

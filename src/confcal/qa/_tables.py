@@ -33,7 +33,8 @@ from .._validation import (
     is_real,
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
-from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, TIES, calibration_report
+from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, TIES
+from ..metrics._report import calibration_report
 from ._judges import MODEL_RULES, docbench_digits
 from ._records import DOMAINS, NOTEBOOK_TYPES, QTYPES, Records, bad_values, validate_records
 from ._verdicts import CONVENTIONS, STATUSES, Verdict, Verdicts

@@ -591,7 +591,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
                  notes: Sequence[str] = (), n_errors: int = 5, min_count: int = 30,
                  status: Callable[[str], None] | None = None,
                  progress: Callable[..., Any] | None = None, baseline: str | None = None,
-                 baseline_on: str = "error") -> WrittenReport:
+                 baseline_on: str = "error", extra: Sequence[str] = ()) -> WrittenReport:
     """Write the comparison report of an entity table into a folder.
 
     Parameters
@@ -632,6 +632,9 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     baseline_on : {"error", "intersection"}, default "error"
         What a document that only one of two compared runs has is: an error, or left out
         and counted (``on=`` of :func:`compare_systems`).
+    extra : sequence of str, default ()
+        More columns of the runs tables, from :data:`confcal.metrics.EXTRA_METRICS` (as
+        ``extra=`` of :func:`compare_runs`).
 
     Returns
     -------
@@ -681,7 +684,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         + (f" with {n_resamples} bootstrap resamples" if n_resamples else ""))
     runs, pooled = _compare_runs_in_stages(
         frame, by, progress, budgets=budgets, n_bins=n_bins, n_resamples=n_resamples,
-        confidence_level=confidence_level, seed=seed)
+        confidence_level=confidence_level, seed=seed, extra=extra)
     # compare_runs warned (SmallSampleWarning) for these; the report says so at the top
     notes = [*notes, *_small_runs_note(runs, by, n_resamples)]
     differences: list[tuple[str, str, str]] = []  # heading, HTML, Markdown

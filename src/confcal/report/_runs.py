@@ -30,7 +30,8 @@ from .._validation import (
     is_missing,
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
-from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS, CalibrationReport, calibration_report
+from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS
+from ..metrics._report import CalibrationReport, calibration_report, check_extra
 from ..metrics.bootstrap import bootstrap_ci
 from ..metrics.sketch import CalibrationSketch
 from ..scoring._result import ENTITY_COLUMNS
@@ -76,6 +77,9 @@ def check_by(by: Any, frame: pd.DataFrame) -> tuple[str, ...]:
     if len(set(columns)) != len(columns):
         raise ValidationError(f"by must not repeat a column; found {list(columns)}")
     return tuple(columns)
+
+
+_EXTRA_INTERVALS = ("debiased_ece", "smooth_ece")  # extras bootstrap_ci also resamples
 
 
 def _group_label(by: Sequence[str], key: Sequence[Any]) -> str:
@@ -158,7 +162,7 @@ def _relabelled(label: str, caught: Sequence[warnings.WarningMessage]) -> None:
 def _runs_row(label: str, *, n_documents: int, n_entities: int, n_without_confidence: int,
               totals_woa: float, totals_f1: float,
               report: Callable[[], CalibrationReport] | None,
-              budgets: tuple[float, ...]) -> dict[str, Any]:
+              budgets: tuple[float, ...], extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """One row of the runs table: the one builder behind :func:`compare_runs` and
     :func:`runs_table`. ``report`` computes the calibration report of the rows that carry a
     confidence (None when no row does); its warnings are re-emitted naming ``label``."""
@@ -169,6 +173,7 @@ def _runs_row(label: str, *, n_documents: int, n_entities: int, n_without_confid
         "n_without_confidence": n_without_confidence, "woa": totals_woa, "f1": totals_f1,
         "auroc": nan, "ece": nan, "brier": nan}
     ecarbs = ceilings = {b: nan for b in budgets}
+    extras = {name: nan for name in extra}
     if report is None:
         _warn(label, f"no entity carries a confidence (all {n_entities} rows); calibration "
                      "metrics are NaN")
@@ -179,37 +184,42 @@ def _runs_row(label: str, *, n_documents: int, n_entities: int, n_without_confid
         _relabelled(label, caught)
         row.update(auroc=rep.auroc, ece=rep.ece, brier=rep.brier)
         ecarbs, ceilings = dict(rep.ecarb), dict(rep.ecarb_ceiling)
+        extras.update(rep.extra)
     for b in budgets:
         row[f"ecarb@{b:g}"] = ecarbs[b]
         row[f"ecarb_ceiling@{b:g}"] = ceilings[b]
+    row.update(extras)
     return row
 
 
 def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
                  n_resamples: int, n_bins: int, binning: str, level: float,
-                 seed: int | None) -> dict[str, Any]:
+                 seed: int | None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     sums = ExtractionSums(group)
     woa, f1 = (float(v) for v in sums.woa_f1(np.ones(sums.n_documents)))
     confidence = group["confidence"].to_numpy(dtype=np.float64)
     has = ~np.isnan(confidence)
     correct = group["correct"].to_numpy(dtype=bool)[has]
     conf = confidence[has]
+    docs = group["doc_id"].to_numpy(dtype=object)[has]
+    # the consistency test's redraws are the run's resamples, with a document effect
     row = _runs_row(
         label, n_documents=sums.n_documents, n_entities=len(group),
         n_without_confidence=int((~has).sum()), totals_woa=woa, totals_f1=f1,
-        report=(lambda: calibration_report(correct, conf, budgets=budgets, n_bins=n_bins,
-                                           binning=binning)) if has.any() else None,
-        budgets=budgets)
+        report=(lambda: calibration_report(
+            correct, conf, budgets=budgets, n_bins=n_bins, binning=binning, extra=extra,
+            n_resamples=max(n_resamples, 1), seed=seed, groups=docs)) if has.any() else None,
+        budgets=budgets, extra=extra)
     if not n_resamples:
         return row
     nan = math.nan
     intervals: dict[str, tuple[float, float]] = {}
+    with_interval = ("auroc", "ece", "brier", *(m for m in extra if m in _EXTRA_INTERVALS))
     if has.any():
-        docs = group["doc_id"].to_numpy(dtype=object)[has]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UndefinedMetricWarning)
             for i, b in enumerate(budgets):
-                metrics = ("auroc", "ece", "brier", "ecarb") if i == 0 else ("ecarb",)
+                metrics = (*with_interval, "ecarb") if i == 0 else ("ecarb",)
                 # the same seed draws the same documents for every budget
                 ci = bootstrap_ci(correct, conf, groups=docs, metrics=metrics, budget=b,
                                   n_bins=n_bins, binning=binning, n_resamples=n_resamples,
@@ -222,8 +232,7 @@ def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
     ordered: dict[str, Any] = {}
     for name, value in row.items():
         ordered[name] = value
-        if name in ("woa", "f1", "auroc", "ece", "brier") or (
-                name.startswith("ecarb@")):
+        if name in ("woa", "f1", *with_interval) or name.startswith("ecarb@"):
             ordered[f"{name}_low"], ordered[f"{name}_high"] = intervals.get(name, (nan, nan))
     return ordered
 
@@ -232,8 +241,8 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
                  budgets: Sequence[float] = DEFAULT_BUDGETS, n_resamples: int = 0,
                  n_bins: int = 5,
                  binning: str = "quantile", confidence_level: float = 0.95,
-                 seed: int | None = 0, progress: Callable[[int], Any] | None = None
-                 ) -> pd.DataFrame:
+                 seed: int | None = 0, progress: Callable[[int], Any] | None = None,
+                 extra: Sequence[str] = ()) -> pd.DataFrame:
     """The ConfBench Table 3: extraction quality and calibration, one row per run.
 
     Parameters
@@ -249,8 +258,6 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
         Review budgets of the ECARB columns (:data:`confcal.metrics.DEFAULT_BUDGETS`).
     n_resamples : int, default 0
         Number of document resamples for percentile bootstrap intervals; 0 for none.
-        (Named ``bootstrap`` before; that name works for one more release, with a
-        :class:`DeprecationWarning`.)
     n_bins, binning : as in :func:`confcal.ece` (default: the paper's 5 adaptive bins).
     confidence_level : float in (0, 1), default 0.95
     seed : int or None, default 0
@@ -258,6 +265,13 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     progress : callable, optional
         Called with 1 after each group is done (a tqdm bar's ``update``): with intervals
         this is the slow step.
+    extra : sequence of str, default ()
+        Estimators of :data:`confcal.metrics.EXTRA_METRICS` to add as columns after the
+        ECARB ones, as ``calibration_report(extra=...)`` computes them on each run's rows
+        with a confidence. ``debiased_ece`` and ``smooth_ece`` get bootstrap intervals
+        like the other metrics; ``calibration_p`` is the consistency test with the run's
+        documents as the grouping (a document effect) and ``n_resamples`` redraws, so it
+        needs ``n_resamples >= 1``.
 
     Returns
     -------
@@ -275,7 +289,7 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
         With ``n_resamples > 0`` every metric except the ceiling is followed by
         ``<metric>_low`` and ``<metric>_high``. ``attrs`` records the options (``by``,
         ``budgets``, ``n_resamples``, ``confidence_level``, ``n_bins``, ``binning``,
-        ``seed``).
+        ``seed``, ``extra``).
 
     Notes
     -----
@@ -308,6 +322,10 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     binning = check_option(binning, "binning", BINNINGS)
     level = check_probability(confidence_level, "confidence_level")
     seed = check_seed(seed)
+    extra = check_extra(extra)
+    if "calibration_p" in extra and not n_resamples:
+        raise ValidationError("extra 'calibration_p' needs n_resamples >= 1 (the consistency "
+                              "test redraws the outcomes n_resamples times); found 0")
     if by:
         groups = [((k if isinstance(k, tuple) else (k,)), g) for k, g in
                   frame.groupby(list(by), sort=False, dropna=False, observed=True)]
@@ -319,7 +337,7 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
         label = _group_label(by, key)
         row.update(_run_metrics(group, label, budgets=budgets,
                                 n_resamples=n_resamples, n_bins=n_bins, binning=binning,
-                                level=level, seed=seed))
+                                level=level, seed=seed, extra=extra))
         if n_resamples and row["n_documents"] < MIN_INTERVAL_DOCUMENTS:
             warnings.warn(
                 f"compare_runs, {label}: intervals from {row['n_documents']} documents "
@@ -331,7 +349,7 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     out = pd.DataFrame(rows)
     out.attrs.update({"by": list(by), "budgets": list(budgets), "n_resamples": n_resamples,
                       "confidence_level": level, "n_bins": n_bins, "binning": binning,
-                      "seed": seed})
+                      "seed": seed, "extra": list(extra)})
     return out
 
 
