@@ -69,7 +69,7 @@ from .exceptions import ValidationError
 __all__ = ["STALE_AFTER_SECONDS", "JsonNode", "JsonSyntaxError", "JsonTooDeep",
            "StagedFile", "atomic_write",
            "check_destination", "check_output_file", "clean_stale_staging", "new_file_mode",
-           "output_path", "parse_json_nodes", "publish_folder", "read_json_object",
+           "output_path", "parse_json_nodes", "publish_folder", "read_json", "read_json_object",
            "staged_folder"]
 
 STALE_AFTER_SECONDS = 7 * 24 * 3600
@@ -979,6 +979,39 @@ def read_json_object(text: str | bytes | bytearray, *, where: str,
     confcal.exceptions.ValidationError: p.jsonl, line 2: must not repeat a key in one object; found
     'doc_id' again at column 17
     """
+    data = read_json(text, where=where, hint=hint, source=source, line=line, doc_id=doc_id,
+                     limits=limits)
+    if not isinstance(data, dict):
+        place = _Place(where, hint, line, {"source": source, "doc_id": doc_id})
+        raise place.error(f"must be {what}; found a JSON {type(data).__name__}")
+    return data
+
+
+def read_json(text: str | bytes | bytearray, *, where: str, hint: str = "",
+              source: str | os.PathLike[str] | None = None, line: int | None = None,
+              doc_id: Any = None, limits: InputLimits | None = None,
+              lone_surrogates: bool = False) -> Any:
+    """Parse JSON text holding any value, or raise a located ValidationError.
+
+    :func:`read_json_object` without the rule that the value is an object: the same
+    decoding, bounds and messages (parameters as there). ``lone_surrogates=True`` keeps a
+    ``"\\ud800"`` escape as the lone surrogate it stands for (as :func:`json.loads` does),
+    for text confcal wrote from a Python string that held one.
+
+    See Also
+    --------
+    read_json_object : the same, for text that must hold an object.
+
+    Examples
+    --------
+    >>> read_json('[1, "a", null]', where="cell")
+    [1, 'a', None]
+    >>> read_json('[1, 2', where="e.csv: column truth, line 3:")
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: e.csv: column truth, line 3: must be valid JSON; found an
+    error at column 6: Expecting ',' delimiter
+    """
     place = _Place(where, hint, line, {"source": source, "doc_id": doc_id})
     text = _json_str(text, place)
     max_depth = (limits or _DEFAULT_LIMITS).max_depth
@@ -988,10 +1021,8 @@ def read_json_object(text: str | bytes | bytearray, *, where: str,
                                    "(InputLimits.max_depth, --max-depth); found deeper "
                                    "nesting at {at}")
     data = _decode(text, place, max_depth)
-    lone = _lone_surrogate(text)
+    lone = None if lone_surrogates else _lone_surrogate(text)
     if lone is not None:
         raise place.at(text, lone, f"must be valid Unicode; found a lone surrogate escape "
                                    f"{text[lone:lone + 6]!r} (half of a UTF-16 pair) at {{at}}")
-    if not isinstance(data, dict):
-        raise place.error(f"must be {what}; found a JSON {type(data).__name__}")
     return data

@@ -52,9 +52,6 @@ def _dask() -> Any:
     except ImportError:
         raise ImportError("confcal.dask needs dask: pip install -e '.[dask]' "
                           "(dask[dataframe] and distributed)") from None
-    from .scoring._result import register_with_dask
-
-    register_with_dask()  # the entity table's truth/prediction dtype, for Dask's metadata
     return dask
 
 
