@@ -531,8 +531,10 @@ class JsonNode(NamedTuple):
         a value lie whitespace, a colon and the key's closing quote; inside a key, a quote
         is escaped (an odd run of backslashes before it), and its opening quote is not.
         """
-        child = self.members[k][1]
-        close = text.rindex('"', self.start, child.start - (child.kind == "string"))
+        child: Any = self.members[k][1]  # an int: where a scalar starts (_parse_nodes)
+        value_at = (child if isinstance(child, int)
+                    else child.start - (child.kind == "string"))
+        close = text.rindex('"', self.start, value_at)
         quote = text.rindex('"', self.start, close)
         while _backslashes_before(text, quote) % 2:
             quote = text.rindex('"', self.start, quote)
@@ -654,12 +656,15 @@ def parse_json_nodes(text: str, start: int = 0, *, max_depth: int = 64, strict: 
         raise
 
 
-def _parse_nodes(text: str, start: int, strict: bool, constants: bool
-                 ) -> tuple[JsonNode, int]:
+def _parse_nodes(text: str, start: int, strict: bool, constants: bool,
+                 scalars: bool = True) -> tuple[Any, int]:
+    """parse_json_nodes without the depth check; ``scalars=False`` puts where a scalar
+    starts (an int) in place of its node, a third of the memory, for the containers'
+    shape and the keys' places only."""
     scalar = _SCALARS[strict, constants]
     memo: dict[str, str] = {}
 
-    def scan(s: str, i: int) -> tuple[JsonNode, int]:
+    def scan(s: str, i: int) -> tuple[Any, int]:
         char = s[i:i + 1]
         if char == "{":
             try:
@@ -677,6 +682,8 @@ def _parse_nodes(text: str, start: int, strict: bool, constants: bool
             value, end = scalar(s, i)  # StopIteration(i) for no value, as the parsers expect
         except _Constant:
             raise StopIteration(i) from None
+        if not scalars:
+            return i, end
         if isinstance(value, str):
             return _node(JsonNode, ("string", i + 1, end - 1, value, (), ())), end
         kind = "null" if value is None else "bool" if isinstance(value, bool) else "number"
@@ -822,7 +829,7 @@ def _first_repeat(node: JsonNode, text: str) -> tuple[str, int] | None:
     order: an object is checked when it closes, so inner objects come before theirs."""
     children = node.items or [child for _, child in node.members]
     for child in children:
-        if child.items or child.members:  # a container with something inside
+        if isinstance(child, JsonNode) and (child.items or child.members):  # not empty
             found = _first_repeat(child, text)
             if found is not None:
                 return found
@@ -841,8 +848,9 @@ def _repeated_key(text: str, max_depth: int) -> tuple[str, int] | None:
     """The key the decoder found repeated and its position: the text read once more, with
     positions (only on this error path)."""
     # the tree is dropped before the collector runs again: it would only walk it
-    with _no_gc(), _recursion_room(max_depth + 10):
-        node, _ = parse_json_nodes(text, _WHITESPACE.match(text, 0).end(), max_depth=max_depth)
+    # the depth is checked already; scalars are left out of the tree
+    with _no_gc(), _recursion_room(3 * max_depth + 10):
+        node, _ = _parse_nodes(text, _WHITESPACE.match(text, 0).end(), True, True, False)
         found = _first_repeat(node, text)
         del node
     return found
