@@ -58,7 +58,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -518,11 +518,6 @@ class JsonNode(NamedTuple):
     members: Sequence[tuple[str, JsonNode]] = ()
     items: Sequence[JsonNode] = ()
 
-    @property
-    def stop(self) -> int:
-        """The position just after the value in the text (after a string's closing quote)."""
-        return self.end + 1 if self.kind == "string" else self.end
-
     def key_start(self, k: int, text: str) -> int:
         """Where the key of member ``k`` starts (its opening quote) in ``text``, the text
         the object was read from.
@@ -581,7 +576,8 @@ def _no_constant(name: str) -> Any:
 # The C scanner for scalars, by (strict, constants): strict=False lets a raw control
 # character (a newline a model wrote) stand in a string; constants=False refuses NaN.
 _SCALARS = {(strict, constants): json.JSONDecoder(
-    strict=strict, parse_constant=None if constants else _no_constant).scan_once
+    strict=strict, parse_constant=None if constants else _no_constant
+).scan_once  # type: ignore[attr-defined]
     for strict in (True, False) for constants in (True, False)}
 
 
@@ -724,9 +720,10 @@ def _recursion_room(frames: int) -> Iterator[None]:
     interpreter's default limit of 1,000. The limit is raised for the block when needed
     and put back when the last such block (of any thread) ends.
     """
-    depth, frame = 0, sys._getframe()
-    while frame is not None:
-        depth, frame = depth + 1, frame.f_back
+    depth = 0
+    caller: FrameType | None = sys._getframe()
+    while caller is not None:
+        depth, caller = depth + 1, caller.f_back
     need = depth + frames + 50
     with _ROOM_LOCK:
         if _ROOM["blocks"] == 0:
@@ -964,6 +961,7 @@ def read_json_object(text: str | bytes | bytearray, *, where: str,
 
     See Also
     --------
+    read_json : the same, for text holding any JSON value.
     parse_json_nodes : the same grammar, with the position of every value.
 
     Examples

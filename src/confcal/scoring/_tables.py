@@ -21,6 +21,7 @@ Python scalar it equals and read back as that.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -190,7 +191,7 @@ def _restored(data: Any) -> Any:
 
 
 _LIMITS = InputLimits()
-_SCAN = json.JSONDecoder().scan_once
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def value_from_json(text: str, *, where: str = "text") -> Any:
@@ -259,9 +260,14 @@ def _restore_values(frame: pd.DataFrame, name: str, row: str, offset: int) -> pd
             values = np.empty(len(texts) + 1, dtype=object)  # values[-1] is None, for -1
             for k, text in enumerate(texts):
                 values[k] = _cell(text, column, name, row,
-                                  lambda k=k: int(np.argmax(codes == k)) + offset)
+                                  functools.partial(_first_row, codes, k, offset))
             frame[column] = value_column(values[codes]).set_axis(frame.index)
     return frame
+
+
+def _first_row(codes: np.ndarray, k: int, offset: int) -> int:
+    """The number of the first row holding distinct text ``k`` (only for an error)."""
+    return int(np.argmax(codes == k)) + offset
 
 
 def _cell(text: Any, column: str, name: str, row: str, first: Callable[[], int]) -> Any:
