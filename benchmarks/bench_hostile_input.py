@@ -22,7 +22,7 @@ in memory or in a temporary folder by the child and are what the issue describes
 * ``long-value``: two different N-character values compared by ``Text`` with the value limit
   raised to N (the default limit, 10,000, refuses longer ones at once);
 * ``dup-key``: a record of N keys whose last repeats the first (found by the decoder, then
-  located by a second, pure-Python walk: the error path only).
+  located by reading the record once more with positions: the error path only).
 """
 
 from __future__ import annotations

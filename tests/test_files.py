@@ -8,15 +8,29 @@ helper, fails it.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import confcal._files as files_module
-from confcal._files import StagedFile, atomic_write, read_json_object, staged_folder
+from confcal._files import (
+    JsonNode,
+    JsonSyntaxError,
+    JsonTooDeep,
+    StagedFile,
+    atomic_write,
+    parse_json_nodes,
+    read_json_object,
+    staged_folder,
+)
+from confcal._validation import InputLimits
 from confcal.exceptions import ValidationError
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "confcal"
@@ -222,6 +236,205 @@ def test_read_json_object_hint_bytes_and_type():
     assert info.value.location == {"source": "a.json", "doc_id": "a"}
     with pytest.raises(ValidationError, match=r"^text must be a JSON string; found dict$"):
         read_json_object({"a": 1}, where="text")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------- parse_json_nodes
+class _Object(list):  # type: ignore[type-arg]
+    """An object of the generated trees: (key, value) pairs, so that a key may repeat."""
+
+
+_KEYS = st.sampled_from(["a", "b", 'say "hi"', "back\\slash", "é", "\u2028", "", "a b"])
+_SCALARS = (st.none() | st.booleans() | st.integers(-(10**20), 10**20)
+            | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6))
+_TREES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.lists(st.tuples(_KEYS, inner), max_size=4).map(_Object),
+    max_leaves=25)
+_SPACE = st.sampled_from(["", " ", "  ", "\n", "\t", "\r\n "])
+
+
+class _Rendered:
+    """JSON text written from a tree, remembering where every value and key went: the
+    reference the reader's positions are checked against."""
+
+    def __init__(self, spaces: list[str], ascii_only: bool) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.spaces, self.ascii_only, self.turn = spaces or [""], ascii_only, 0
+
+    def put(self, piece: str) -> int:
+        at = self.size
+        self.parts.append(piece)
+        self.size += len(piece)
+        return at
+
+    def space(self) -> None:
+        self.put(self.spaces[self.turn % len(self.spaces)])
+        self.turn += 1
+
+    def value(self, tree: Any) -> dict[str, Any]:
+        """Writes ``tree``; returns {"kind", "start", "end", "children", "keys"}."""
+        if isinstance(tree, _Object) or isinstance(tree, list):
+            is_object = isinstance(tree, _Object)
+            start = self.put("{" if is_object else "[")
+            children, keys = [], []
+            for i, item in enumerate(tree):
+                if i:
+                    self.space()
+                    self.put(",")
+                self.space()
+                if is_object:
+                    key, item = item
+                    keys.append((key, self.put(json.dumps(key, ensure_ascii=self.ascii_only))))
+                    self.space()
+                    self.put(":")
+                    self.space()
+                children.append(self.value(item))
+            self.space()
+            end = self.put("}" if is_object else "]") + 1
+            return {"kind": "object" if is_object else "array", "start": start, "end": end,
+                    "children": children, "keys": keys}
+        literal = json.dumps(tree, ensure_ascii=self.ascii_only)
+        start = self.put(literal)
+        if isinstance(tree, str):  # the content between the quotes
+            return {"kind": "string", "start": start + 1, "end": start + len(literal) - 1,
+                    "value": tree}
+        kind = "null" if tree is None else "bool" if isinstance(tree, bool) else "number"
+        return {"kind": kind, "start": start, "end": start + len(literal), "value": tree}
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def _render(tree: Any, spaces: list[str], ascii_only: bool = True) -> tuple[str, dict[str, Any]]:
+    out = _Rendered(spaces, ascii_only)
+    where = out.value(tree)
+    return out.text, where
+
+
+def _same_positions(node: JsonNode, where: dict[str, Any], text: str) -> None:
+    assert (node.kind, node.start, node.end) == (where["kind"], where["start"], where["end"])
+    if node.kind == "object":
+        assert [k for k, _ in node.members] == [k for k, _ in where["keys"]]
+        for k, (_, at) in enumerate(where["keys"]):
+            assert node.key_start(k, text) == at
+    children = node.items or [child for _, child in node.members]
+    assert len(children) == len(where.get("children", []))
+    for child, sub in zip(children, where.get("children", []), strict=True):
+        _same_positions(child, sub, text)
+    if "value" in where:
+        assert type(node.value) is type(where["value"]) and node.value == where["value"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(_TREES, st.lists(_SPACE, max_size=5), st.booleans())
+def test_every_value_is_found_where_it_was_written(tree: Any, spaces: list[str],
+                                                   ascii_only: bool) -> None:
+    text, where = _render(tree, spaces, ascii_only)
+    node, end = parse_json_nodes(text)
+    assert end == len(text)
+    _same_positions(node, where, text)
+
+
+def _decoded(node: JsonNode) -> Any:
+    """The value json.loads gives (a repeated key: the last one wins)."""
+    if node.kind == "object":
+        return {key: _decoded(child) for key, child in node.members}
+    if node.kind == "array":
+        return [_decoded(child) for child in node.items]
+    return node.value
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TREES, st.lists(_SPACE, max_size=3), st.data())
+def test_the_reader_agrees_with_the_standard_library_on_broken_text(tree: Any,
+                                                                    spaces: list[str],
+                                                                    data: Any) -> None:
+    # one character deleted, replaced or inserted: json's own raw_decode (the C scanner)
+    # is the reference for what is JSON, where it breaks and why
+    text, _ = _render(tree, spaces)
+    at = data.draw(st.integers(0, len(text)))
+    piece = data.draw(st.sampled_from(["", ",", ":", '"', "]", "}", "[", "{", "x", "\\",
+                                       "\x01", "-", "0"]))
+    cut = data.draw(st.integers(0, 1))
+    broken = text[:at] + piece + text[at + cut:]
+    try:
+        value, end = json.JSONDecoder().raw_decode(broken, 0)
+    except json.JSONDecodeError as exc:
+        with pytest.raises(JsonSyntaxError) as info:
+            parse_json_nodes(broken)
+        assert (info.value.msg, info.value.pos) == (exc.msg, exc.pos)
+    else:
+        node, got_end = parse_json_nodes(broken)
+        assert got_end == end
+        assert json.dumps(_decoded(node)) == json.dumps(value)
+
+
+def _first_repeat_reference(where: dict[str, Any]) -> tuple[str, int] | None:
+    """The decoder's order: children first (an inner object closes first), then the keys."""
+    for child in where.get("children", []):
+        found = _first_repeat_reference(child)
+        if found:
+            return found
+    seen = set()
+    for key, at in where.get("keys", []):
+        if key in seen:
+            return key, at
+        seen.add(key)
+    return None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_KEYS, _TREES), max_size=5).map(_Object),
+       st.lists(st.sampled_from(["", " ", "\t"]), max_size=3))
+def test_a_repeated_key_is_located_where_it_was_written(tree: Any, spaces: list[str]) -> None:
+    text, where = _render(tree, spaces)  # one line: the column is the position + 1
+    repeat = _first_repeat_reference(where)
+    if repeat is None:
+        assert read_json_object(text, where="t:") == json.loads(text)
+        return
+    key, at = repeat
+    with pytest.raises(ValidationError) as info:
+        read_json_object(text, where="t:")
+    assert str(info.value) == (f"t: must not repeat a key in one object; found {key!r} "
+                               f"again at column {at + 1}")
+
+
+def test_positions_reading_refuses_constants_and_control_characters_on_request():
+    assert parse_json_nodes('{"a": NaN}')[0].members[0][1].value != 0  # NaN, as json reads
+    with pytest.raises(JsonSyntaxError) as info:
+        parse_json_nodes('{"a": NaN}', constants=False)
+    assert (info.value.msg, info.value.pos, info.value.inside) == ("Expecting value", 6,
+                                                                   "object")
+    with pytest.raises(JsonSyntaxError, match="Invalid control character at"):
+        parse_json_nodes('["a\nb"]')
+    node, _ = parse_json_nodes('["a\nb"]', strict=False)  # a model's raw newline
+    assert node.items[0].value == "a\nb"
+
+
+def test_positions_reading_bounds_the_nesting_before_parsing():
+    deep = "[" * 100_000 + "]" * 100_000  # 200,000 recursive calls if nothing checked
+    with pytest.raises(JsonTooDeep) as info:
+        parse_json_nodes(deep, max_depth=200)
+    assert (info.value.pos, info.value.msg) == (200, "Nesting deeper than 200 levels")
+    # nesting after the value is none of its business; a mistake before the deep bracket
+    # is reported as the mistake it is
+    assert parse_json_nodes("[1] " + deep, max_depth=3)[1] == 3
+    with pytest.raises(JsonSyntaxError) as info:
+        parse_json_nodes("[1 2, " + deep, max_depth=3)
+    assert not isinstance(info.value, JsonTooDeep) and info.value.pos == 3
+
+
+def test_a_repeated_key_at_the_deepest_nesting_allowed_is_located():
+    # 500 levels cost 1,000 frames to read with positions: the reader makes room, then
+    # gives the interpreter its limit back
+    limit = sys.getrecursionlimit()
+    text = '{"a": ' + "[" * 498 + '{"x": 1, "x": 2}' + "]" * 498 + "}"
+    with pytest.raises(ValidationError, match=r"found 'x' again at column 514$"):
+        read_json_object(text, where="t:", limits=InputLimits(max_depth=500))
+    assert text[513:516] == '"x"' and sys.getrecursionlimit() == limit
 
 
 # ------------------------------------------------------------------- no copies are left

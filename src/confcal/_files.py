@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import gc
 import hashlib
 import json
 import os
@@ -51,21 +52,25 @@ import shutil
 import socket
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from types import FrameType, TracebackType
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._validation import InputLimits
 from .exceptions import ValidationError
 
-__all__ = ["STALE_AFTER_SECONDS", "StagedFile", "atomic_write", "check_destination",
-           "check_output_file", "clean_stale_staging", "new_file_mode", "output_path",
-           "publish_folder", "read_json_object", "staged_folder"]
+__all__ = ["STALE_AFTER_SECONDS", "JsonNode", "JsonSyntaxError", "JsonTooDeep",
+           "StagedFile", "atomic_write",
+           "check_destination", "check_output_file", "clean_stale_staging", "new_file_mode",
+           "output_path", "parse_json_nodes", "publish_folder", "read_json", "read_json_object",
+           "staged_folder"]
 
 STALE_AFTER_SECONDS = 7 * 24 * 3600
 """Staging whose writer cannot be checked (another host, no process id) is stale after this."""
@@ -445,6 +450,19 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str, *,
     return staged.path
 
 
+# ------------------------------------------------------------------------------ JSON text
+# One reader for every JSON text the package takes in (documents, schemas, records,
+# calibrators, chat files, model answers), built on the standard library's decoder:
+#
+# - read_json_object decodes with the C decoder, whose object_pairs_hook refuses a repeated
+#   key, after a linear bracket count that bounds the nesting (the decoder recurses); an
+#   error is located by the decoder's own position (JSONDecodeError.pos).
+# - parse_json_nodes reads the same grammar and keeps the position of every value, for what
+#   must point into the text: the tokens that spell a value of a model's answer, the place
+#   of a repeated key. It is the standard library's own object and array parsers
+#   (json.decoder.JSONObject, JSONArray) driven by a scan function that notes where each
+#   value starts and ends and hands scalars to the C scanner; nothing is tokenized here.
+
 _DEFAULT_LIMITS = InputLimits()
 
 
@@ -467,9 +485,259 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 # One decoder for every read: a repeated key is an error, never "the last one wins".
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+_JSON_OBJECT = json.decoder.JSONObject  # type: ignore[attr-defined]
+_JSON_ARRAY = json.decoder.JSONArray  # type: ignore[attr-defined]
+_WHITESPACE = json.decoder.WHITESPACE  # type: ignore[attr-defined]
 _HIGH = r"\\u[dD][89abAB][0-9a-fA-F]{2}"
 _LOW = r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 _LONE_SURROGATE = re.compile(rf"{_HIGH}(?!{_LOW})|(?<!{_HIGH}){_LOW}")
+
+
+class JsonNode(NamedTuple):
+    """A JSON value and where it is in its text (character offsets).
+
+    Attributes
+    ----------
+    kind : str
+        ``"object"``, ``"array"``, ``"string"``, ``"number"``, ``"bool"`` or ``"null"``.
+    start, end : int
+        A string's content between its quotes (escapes as written), another scalar's
+        literal, a container's brackets: ``text[start:end]``.
+    value : object
+        A scalar's decoded value (None for a container).
+    members : sequence of (str, JsonNode)
+        An object's keys and values in order, a repeated key kept (empty otherwise).
+    items : sequence of JsonNode
+        An array's values (empty otherwise).
+    """
+
+    kind: str
+    start: int
+    end: int
+    value: Any = None
+    members: Sequence[tuple[str, JsonNode]] = ()
+    items: Sequence[JsonNode] = ()
+
+    def key_start(self, k: int, text: str) -> int:
+        """Where the key of member ``k`` starts (its opening quote) in ``text``, the text
+        the object was read from.
+
+        Found backwards from the value, in time proportional to the key's length: before
+        a value lie whitespace, a colon and the key's closing quote; inside a key, a quote
+        is escaped (an odd run of backslashes before it), and its opening quote is not.
+        """
+        child: Any = self.members[k][1]  # an int: where a scalar starts (_parse_nodes)
+        value_at = (child if isinstance(child, int)
+                    else child.start - (child.kind == "string"))
+        close = text.rindex('"', self.start, value_at)
+        quote = text.rindex('"', self.start, close)
+        while _backslashes_before(text, quote) % 2:
+            quote = text.rindex('"', self.start, quote)
+        return quote
+
+
+# A record holds many scalars: their nodes are made by tuple.__new__ (no Python call of
+# the named tuple's __new__), which halves the cost of reading with positions.
+_node = tuple.__new__
+
+
+class JsonSyntaxError(ValueError):
+    """Text that :func:`parse_json_nodes` cannot read as JSON.
+
+    Attributes
+    ----------
+    msg : str
+        The standard library's reason (``"Expecting ',' delimiter"``), as
+        :class:`json.JSONDecodeError` gives it.
+    pos : int
+        The character position of the mistake.
+    inside : str or None
+        ``"object"`` or ``"array"``: the innermost container being read (None at the top).
+    """
+
+    def __init__(self, msg: str, pos: int, inside: str | None) -> None:
+        super().__init__(f"{msg} at character {pos}")
+        self.msg, self.pos, self.inside = msg, pos, inside
+
+
+class JsonTooDeep(JsonSyntaxError):
+    """Nesting deeper than :func:`parse_json_nodes` was asked to read; ``pos`` is the
+    first bracket too deep."""
+
+
+class _Constant(Exception):
+    """NaN or Infinity in a text read without them."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+# The C scanner for scalars, by (strict, constants): strict=False lets a raw control
+# character (a newline a model wrote) stand in a string; constants=False refuses NaN.
+_SCALARS = {(strict, constants): json.JSONDecoder(
+    strict=strict, parse_constant=None if constants else _no_constant
+).scan_once  # type: ignore[attr-defined]
+    for strict in (True, False) for constants in (True, False)}
+
+
+def parse_json_nodes(text: str, start: int = 0, *, max_depth: int = 64, strict: bool = True,
+                     constants: bool = True) -> tuple[JsonNode, int]:
+    """The JSON value at ``text[start]``, with the position of every value in it.
+
+    The grammar and the values are the standard library's (:mod:`json`): its object and
+    array parsers read the containers and its C scanner the scalars, so a text this
+    accepts :func:`json.loads` accepts too and decodes to the same values. Text after the
+    value is not looked at.
+
+    Parameters
+    ----------
+    text : str
+    start : int
+        Where the value starts (whitespace before it is not skipped).
+    max_depth : int, default 64
+        The deepest nesting of objects and lists read, checked (in linear time) before
+        anything is parsed; at most :data:`~confcal._validation.MAX_DEPTH_CEILING`.
+    strict : bool, default True
+        As in :func:`json.loads`: False accepts control characters inside strings.
+    constants : bool, default True
+        Whether ``NaN``, ``Infinity`` and ``-Infinity`` are values.
+
+    Returns
+    -------
+    node : JsonNode
+    end : int
+        The position just after the value.
+
+    Raises
+    ------
+    JsonSyntaxError
+        With the standard library's reason and the position of the mistake;
+        :class:`JsonTooDeep`, a subclass, for nesting deeper than ``max_depth``.
+
+    See Also
+    --------
+    read_json_object : a JSON object read from a file's text, with located errors.
+
+    Examples
+    --------
+    >>> text = '{"a": [1, "xy"], "b": null}'
+    >>> node, end = parse_json_nodes(text)
+    >>> [(key, child.kind, text[child.start:child.end]) for key, child in node.members]
+    [('a', 'array', '[1, "xy"]'), ('b', 'null', 'null')]
+    >>> string = node.members[0][1].items[1]
+    >>> string.value, text[string.start:string.end], node.key_start(1, text), end
+    ('xy', 'xy', 17, 27)
+    >>> parse_json_nodes('{"a": 1 "b": 2}')
+    Traceback (most recent call last):
+    ...
+    confcal._files.JsonSyntaxError: Expecting ',' delimiter at character 8
+    >>> parse_json_nodes('{"a": [[]]} [[[[', max_depth=3)[1]  # what follows is not read
+    11
+    >>> parse_json_nodes('{"a": [[[]]]}', max_depth=3)
+    Traceback (most recent call last):
+    ...
+    confcal._files.JsonTooDeep: Nesting deeper than 3 levels at character 8
+    """
+    deep = _too_deep(text[start:] if start else text, max_depth)
+    # a bracket too deep after the value is no concern of it: read up to the bracket only
+    read = text if deep is None else text[:start + deep]
+    try:
+        with _recursion_room(2 * max_depth + 10), _no_gc():  # two frames a level
+            return _parse_nodes(read, start, strict, constants)
+    except JsonSyntaxError as exc:
+        if deep is not None and exc.pos >= len(read):
+            raise JsonTooDeep(f"Nesting deeper than {max_depth} levels", len(read),
+                              exc.inside) from None
+        raise
+
+
+def _parse_nodes(text: str, start: int, strict: bool, constants: bool,
+                 scalars: bool = True) -> tuple[Any, int]:
+    """parse_json_nodes without the depth check; ``scalars=False`` puts where a scalar
+    starts (an int) in place of its node, a third of the memory, for the containers'
+    shape and the keys' places only."""
+    scalar = _SCALARS[strict, constants]
+    memo: dict[str, str] = {}
+
+    def scan(s: str, i: int) -> tuple[Any, int]:
+        char = s[i:i + 1]
+        if char == "{":
+            try:
+                pairs, end = _JSON_OBJECT((s, i + 1), strict, scan, None, list, memo)
+            except json.JSONDecodeError as exc:
+                raise JsonSyntaxError(exc.msg, exc.pos, "object") from None
+            return _node(JsonNode, ("object", i, end, None, pairs, ())), end
+        if char == "[":
+            try:
+                values, end = _JSON_ARRAY((s, i + 1), scan)
+            except json.JSONDecodeError as exc:
+                raise JsonSyntaxError(exc.msg, exc.pos, "array") from None
+            return _node(JsonNode, ("array", i, end, None, (), values)), end
+        try:
+            value, end = scalar(s, i)  # StopIteration(i) for no value, as the parsers expect
+        except _Constant:
+            raise StopIteration(i) from None
+        if not scalars:
+            return i, end
+        if isinstance(value, str):
+            return _node(JsonNode, ("string", i + 1, end - 1, value, (), ())), end
+        kind = "null" if value is None else "bool" if isinstance(value, bool) else "number"
+        return _node(JsonNode, (kind, i, end, value, (), ())), end
+
+    try:
+        return scan(text, start)
+    except StopIteration as stop:
+        raise JsonSyntaxError("Expecting value", stop.value, None) from None
+    except json.JSONDecodeError as exc:  # a scalar at the top: an unterminated string
+        raise JsonSyntaxError(exc.msg, exc.pos, None) from None
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused for the block: a tree of nodes has no cycles, and
+    collections triggered by its many small tuples would take half the time of reading a
+    large record (measured on 800,000 keys)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+_ROOM_LOCK = threading.Lock()
+_ROOM = {"blocks": 0, "saved": 0}
+
+
+@contextmanager
+def _recursion_room(frames: int) -> Iterator[None]:
+    """Room for ``frames`` more Python frames than the caller's during the block.
+
+    :func:`parse_json_nodes` costs two frames a nesting level, so the deepest nesting
+    :class:`~confcal._validation.InputLimits` allows (500) needs more than the
+    interpreter's default limit of 1,000. The limit is raised for the block when needed
+    and put back when the last such block (of any thread) ends.
+    """
+    depth = 0
+    caller: FrameType | None = sys._getframe()
+    while caller is not None:
+        depth, caller = depth + 1, caller.f_back
+    need = depth + frames + 50
+    with _ROOM_LOCK:
+        if _ROOM["blocks"] == 0:
+            _ROOM["saved"] = sys.getrecursionlimit()
+        _ROOM["blocks"] += 1
+        if need > sys.getrecursionlimit():
+            sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        with _ROOM_LOCK:
+            _ROOM["blocks"] -= 1
+            if _ROOM["blocks"] == 0:
+                sys.setrecursionlimit(_ROOM["saved"])
 
 
 def _position(text: str, pos: int, line: int | None) -> tuple[str, int]:
@@ -490,28 +758,21 @@ def _too_deep(text: str, max_depth: int) -> int | None:
 
     Counting brackets is enough for almost every document (fewer opening brackets than the
     limit); otherwise the brackets outside strings are found with numpy on the UTF-8 bytes,
-    a MiB at a time (the depth and whether a string is open carried over), so the check
-    costs a few passes in C and a few MiB of memory however long the text is.
+    a MiB at a time (the depth, whether a string is open and the backslashes the chunk ends
+    with carried over), so the check costs a few passes in C and a few MiB of memory
+    however long the text is.
     """
     if text.count("{") + text.count("[") <= max_depth:
         return None
     raw = text.encode("utf-8", "surrogatepass")
     arr = np.frombuffer(raw, dtype=np.uint8)
-    depth, inside, step = 0, False, _DEPTH_CHUNK
-    for lo in range(0, arr.size, step):
-        part = arr[lo:lo + step]
+    depth, inside, run = 0, False, 0
+    for lo in range(0, arr.size, _DEPTH_CHUNK):
+        part = arr[lo:lo + _DEPTH_CHUNK]
         quotes = np.flatnonzero(part == 0x22)
-        # a quote preceded by an odd run of backslashes is escaped (inside a string)
-        after_backslash = quotes[(quotes + lo > 0) & (arr[np.maximum(quotes + lo - 1, 0)] == 0x5C)]
-        escaped = []
-        for q in (after_backslash + lo).tolist():
-            run = 0
-            while q - run - 1 >= 0 and raw[q - run - 1] == 0x5C:
-                run += 1
-            if run % 2:
-                escaped.append(q - lo)
-        if escaped:
-            quotes = np.setdiff1d(quotes, np.array(escaped, dtype=quotes.dtype))
+        backslash = part == 0x5C
+        if run or backslash.any():
+            quotes, run = _unescaped(quotes, backslash, run)
         opens = (part == 0x7B) | (part == 0x5B)
         brackets = np.flatnonzero(opens | (part == 0x7D) | (part == 0x5D))
         # outside strings: an even number of real quotes before it (odd if one was open)
@@ -526,17 +787,132 @@ def _too_deep(text: str, max_depth: int) -> int | None:
     return None
 
 
+def _unescaped(quotes: np.ndarray, backslash: np.ndarray, run: int) -> tuple[np.ndarray, int]:
+    """The quotes of a chunk that no backslash escapes, and the backslashes ending it.
+
+    A quote is escaped when an odd run of backslashes precedes it; ``run`` backslashes
+    ended the previous chunk, so a run may start there.
+    """
+    n = backslash.size
+    # for each position, the last one at or before it that is not a backslash (-1: none)
+    last = np.maximum.accumulate(np.where(backslash, -1, np.arange(n)))
+    before = last[np.maximum(quotes - 1, 0)]
+    length = np.where(quotes == 0, run, np.where(before >= 0, quotes - 1 - before, quotes + run))
+    ending = n - 1 - int(last[-1]) if last[-1] >= 0 else n + run
+    return quotes[length % 2 == 0], ending
+
+
 def _lone_surrogate(text: str) -> int | None:
     """The position of a ``\\uD800``-style escape that is half of no surrogate pair."""
     if "\\u" not in text:
         return None
     for match in _LONE_SURROGATE.finditer(text):
-        run = 0  # the backslash of \u is itself escaped after an odd run of backslashes
-        while match.start() - run - 1 >= 0 and text[match.start() - run - 1] == "\\":
-            run += 1
-        if run % 2 == 0:
+        # the backslash of \u is itself escaped after an odd run of backslashes
+        if _backslashes_before(text, match.start()) % 2 == 0:
             return match.start()
     return None
+
+
+def _backslashes_before(text: str, pos: int) -> int:
+    """The length of the run of backslashes that ends just before ``text[pos]``."""
+    run = 0
+    while pos - run - 1 >= 0 and text[pos - run - 1] == "\\":
+        run += 1
+    return run
+
+
+def _first_repeat(node: JsonNode, text: str) -> tuple[str, int] | None:
+    """The first key repeated in one object and where its repeat starts, in the decoder's
+    order: an object is checked when it closes, so inner objects come before theirs."""
+    children = node.items or [child for _, child in node.members]
+    for child in children:
+        if isinstance(child, JsonNode) and (child.items or child.members):  # not empty
+            found = _first_repeat(child, text)
+            if found is not None:
+                return found
+    keys = [key for key, _ in node.members]
+    if len(set(keys)) == len(keys):
+        return None
+    seen: set[str] = set()
+    for k, key in enumerate(keys):
+        if key in seen:
+            return key, node.key_start(k, text)
+        seen.add(key)
+    raise AssertionError("unreachable: a key repeats")  # pragma: no cover
+
+
+def _repeated_key(text: str, max_depth: int) -> tuple[str, int] | None:
+    """The key the decoder found repeated and its position: the text read once more, with
+    positions (only on this error path)."""
+    # the tree is dropped before the collector runs again: it would only walk it
+    # the depth is checked already; scalars are left out of the tree
+    with _no_gc(), _recursion_room(3 * max_depth + 10):
+        node, _ = _parse_nodes(text, _WHITESPACE.match(text, 0).end(), True, True, False)
+        found = _first_repeat(node, text)
+        del node
+    return found
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a JSON text came from, for its errors: the messages' start and end, the
+    error's location attributes."""
+
+    where: str
+    hint: str
+    line: int | None
+    location: dict[str, Any]
+
+    def error(self, rule: str, line: int | None = None) -> ValidationError:
+        return ValidationError(f"{self.where} {rule}{self.hint}",
+                               line=self.line if line is None else line, **self.location)
+
+    def at(self, text: str, pos: int, rule: str) -> ValidationError:
+        """The error for character ``pos`` of ``text``: ``{at}`` in ``rule`` is its place."""
+        at, number = _position(text, pos, self.line)
+        return self.error(rule.replace("{at}", at), line=number)
+
+
+def _json_str(text: Any, place: _Place) -> str:
+    """``text`` as a str: bytes decoded as JSON allows, a byte-order mark that starts a file
+    and the line ending of a record removed."""
+    if isinstance(text, (bytes, bytearray)):
+        encoding = json.detect_encoding(text)
+        try:
+            text = bytes(text).decode(encoding)
+        except UnicodeDecodeError as exc:
+            name = "UTF-8" if encoding.startswith("utf-8") else encoding.upper()
+            raise place.error(f"must be {name} text; found an undecodable byte at position "
+                              f"{exc.start}") from None
+    elif not isinstance(text, str):
+        raise ValidationError(f"{place.where} must be a JSON string; found "
+                              f"{type(text).__name__}", line=place.line, **place.location)
+    if text.startswith("\ufeff") and place.line in (None, 1):
+        text = text[1:]  # a UTF-8 byte-order mark (Windows editors write one) is no data
+    # a record's line ending is no part of it: an error at its end is on its own line
+    return text.rstrip("\r\n") if text.endswith(("\n", "\r")) else text
+
+
+def _decode(text: str, place: _Place, max_depth: int) -> Any:
+    """The decoded text; a repeated key, bad JSON or an over-long integer located."""
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        raise place.at(text, exc.pos, f"must be valid JSON; found an error at {{at}}: "
+                                      f"{exc.msg}") from None
+    except _DuplicateKey as exc:
+        key, pos = _repeated_key(text, max_depth) or (exc.key, 0)
+        raise place.at(text, pos, f"must not repeat a key in one object; found {key!r} "
+                                  "again at {at}") from None
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise place.error("must nest objects and lists less deeply; found nesting Python "
+                          "cannot parse") from None
+    except ValueError:  # int("1" * 5000): Python's guard against quadratic int()
+        digits = sys.get_int_max_str_digits()
+        match = re.search(rf"\d{{{digits + 1},}}", text)
+        raise place.at(text, match.start() if match else 0,
+                       f"must hold integers of at most {digits} digits; found "
+                       f"{len(match.group()) if match else 'more'} digits at {{at}}") from None
 
 
 def read_json_object(text: str | bytes | bytearray, *, where: str,
@@ -583,6 +959,11 @@ def read_json_object(text: str | bytes | bytearray, *, where: str,
         JSON list``, ``<where> must be UTF-8 text; found an undecodable byte at position
         P``, or ``<where> must be a JSON string; found <type>`` for another type of ``text``.
 
+    See Also
+    --------
+    read_json : the same, for text holding any JSON value.
+    parse_json_nodes : the same grammar, with the position of every value.
+
     Examples
     --------
     >>> read_json_object('{"a": 1}', where="text")
@@ -604,107 +985,50 @@ def read_json_object(text: str | bytes | bytearray, *, where: str,
     confcal.exceptions.ValidationError: p.jsonl, line 2: must not repeat a key in one object; found
     'doc_id' again at column 17
     """
-    location = {"source": source, "doc_id": doc_id}
-    if isinstance(text, (bytes, bytearray)):
-        encoding = json.detect_encoding(text)
-        try:
-            text = bytes(text).decode(encoding)
-        except UnicodeDecodeError as exc:
-            name = "UTF-8" if encoding.startswith("utf-8") else encoding.upper()
-            raise ValidationError(
-                f"{where} must be {name} text; found an undecodable byte at position "
-                f"{exc.start}{hint}", line=line, **location) from None
-    elif not isinstance(text, str):
-        raise ValidationError(f"{where} must be a JSON string; found {type(text).__name__}",
-                              line=line, **location)
-    if text.startswith("\ufeff") and line in (None, 1):
-        text = text[1:]  # a UTF-8 byte-order mark (Windows editors write one) is no data
-    if text.endswith(("\n", "\r")):
-        # a record's line ending is no part of it: an error at its end is on its own line
-        text = text.rstrip("\r\n")
-
-    def located(rule: str, pos: int) -> ValidationError:
-        at, number = _position(text, pos, line)
-        return ValidationError(f"{where} {rule.replace('{at}', at)}{hint}", line=number,
-                               **location)
-
-    max_depth = (limits or _DEFAULT_LIMITS).max_depth
-    deep = _too_deep(text, max_depth)
-    if deep is not None:
-        raise located(f"must nest objects and lists at most {max_depth} deep "
-                      "(InputLimits.max_depth, --max-depth); found deeper nesting at {at}",
-                      deep)
-    try:
-        data = _DECODER.decode(text)
-    except json.JSONDecodeError as exc:
-        at = f"column {exc.colno}"
-        if "\n" in text:
-            at = f"line {(line or 1) + exc.lineno - 1}, {at}"
-        raise ValidationError(
-            f"{where} must be valid JSON; found an error at {at}: {exc.msg}{hint}",
-            line=(line or 1) + exc.lineno - 1, **location) from None
-    except _DuplicateKey as exc:
-        raise located(f"must not repeat a key in one object; found {exc.key!r} again at "
-                      "{at}", _repeated_key(text, exc.key)) from None
-    except RecursionError:  # pragma: no cover - the depth check above comes first
-        raise ValidationError(f"{where} must nest objects and lists less deeply; found "
-                              f"nesting Python cannot parse{hint}", line=line,
-                              **location) from None
-    except ValueError:  # int("1" * 5000): Python's guard against quadratic int()
-        digits = sys.get_int_max_str_digits()
-        match = re.search(rf"\d{{{digits + 1},}}", text)
-        raise located(f"must hold integers of at most {digits} digits; found "
-                      f"{len(match.group()) if match else 'more'} digits at {{at}}",
-                      match.start() if match else 0) from None
-    lone = _lone_surrogate(text)
-    if lone is not None:
-        raise located(f"must be valid Unicode; found a lone surrogate escape "
-                      f"{text[lone:lone + 6]!r} (half of a UTF-16 pair) at {{at}}", lone)
+    data = read_json(text, where=where, hint=hint, source=source, line=line, doc_id=doc_id,
+                     limits=limits)
     if not isinstance(data, dict):
-        raise ValidationError(f"{where} must be {what}; found a JSON {type(data).__name__}"
-                              f"{hint}", line=line, **location)
+        place = _Place(where, hint, line, {"source": source, "doc_id": doc_id})
+        raise place.error(f"must be {what}; found a JSON {type(data).__name__}")
     return data
 
 
-def _repeated_key(text: str, key: str) -> int:
-    """Where ``key`` is repeated in one object: the object whose keys repeat first in the
-    decoder's order (inner objects close first), walked once more with positions."""
-    scanner = json.scanner.py_make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
-    ws = re.compile(r"[ \t\n\r]*")
+def read_json(text: str | bytes | bytearray, *, where: str, hint: str = "",
+              source: str | os.PathLike[str] | None = None, line: int | None = None,
+              doc_id: Any = None, limits: InputLimits | None = None,
+              lone_surrogates: bool = False) -> Any:
+    """Parse JSON text holding any value, or raise a located ValidationError.
 
-    def skip(pos: int) -> int:  # past the whitespace at pos
-        match = ws.match(text, pos)
-        return pos if match is None else match.end()
+    :func:`read_json_object` without the rule that the value is an object: the same
+    decoding, bounds and messages (parameters as there). ``lone_surrogates=True`` keeps a
+    ``"\\ud800"`` escape as the lone surrogate it stands for (as :func:`json.loads` does),
+    for text confcal wrote from a Python string that held one.
 
-    def walk(pos: int) -> tuple[int, int | None]:
-        pos = skip(pos)
-        char = text[pos:pos + 1]
-        if char == "{" or char == "[":
-            close = "}" if char == "{" else "]"
-            pos = skip(pos + 1)
-            seen = False  # the key met once in this object (only it is tracked)
-            repeated: int | None = None
-            while text[pos:pos + 1] != close:
-                if char == "{":
-                    name, end = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
-                    if name == key:
-                        if seen and repeated is None:
-                            repeated = pos
-                        seen = True
-                    pos = skip(end) + 1  # past the colon
-                pos, inner = walk(pos)
-                if inner is not None:
-                    return pos, inner
-                pos = skip(pos)
-                if text[pos:pos + 1] == ",":
-                    pos = skip(pos + 1)
-            if repeated is not None:
-                return pos + 1, repeated
-            return pos + 1, None
-        _, end = scanner(text, pos)
-        return end, None
+    See Also
+    --------
+    read_json_object : the same, for text that must hold an object.
 
-    try:
-        return walk(0)[1] or 0
-    except (ValueError, StopIteration, IndexError):  # pragma: no cover - parsed once already
-        return 0
+    Examples
+    --------
+    >>> read_json('[1, "a", null]', where="cell")
+    [1, 'a', None]
+    >>> read_json('[1, 2', where="e.csv: column truth, line 3:")
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: e.csv: column truth, line 3: must be valid JSON; found an
+    error at column 6: Expecting ',' delimiter
+    """
+    place = _Place(where, hint, line, {"source": source, "doc_id": doc_id})
+    text = _json_str(text, place)
+    max_depth = (limits or _DEFAULT_LIMITS).max_depth
+    deep = _too_deep(text, max_depth)
+    if deep is not None:
+        raise place.at(text, deep, f"must nest objects and lists at most {max_depth} deep "
+                                   "(InputLimits.max_depth, --max-depth); found deeper "
+                                   "nesting at {at}")
+    data = _decode(text, place, max_depth)
+    lone = None if lone_surrogates else _lone_surrogate(text)
+    if lone is not None:
+        raise place.at(text, lone, f"must be valid Unicode; found a lone surrogate escape "
+                                   f"{text[lone:lone + 6]!r} (half of a UTF-16 pair) at {{at}}")
+    return data

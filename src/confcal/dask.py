@@ -18,6 +18,12 @@ without it and fails only when a function is called.
 
 Every step is a pure function of its partition, so a task lost with a worker is recomputed
 by Dask elsewhere with the same result.
+
+An in-memory entity table given to ``dask.dataframe.from_pandas`` loses the types of its
+``truth`` and ``prediction`` values under Dask's default ``dataframe.convert-string``
+setting, which turns object columns into text (``100`` becomes ``"100"``, None ``<NA>``);
+the reports here never read those columns. To keep the values, create the frame with
+``dask.config.set({"dataframe.convert-string": False})``.
 """
 
 from __future__ import annotations
@@ -52,9 +58,6 @@ def _dask() -> Any:
     except ImportError:
         raise ImportError("confcal.dask needs dask: pip install -e '.[dask]' "
                           "(dask[dataframe] and distributed)") from None
-    from .scoring._result import register_with_dask
-
-    register_with_dask()  # the entity table's truth/prediction dtype, for Dask's metadata
     return dask
 
 

@@ -38,13 +38,14 @@ def test_entity_tables_round_trip(entities, tmp_path, suffix):
         np.testing.assert_array_equal(back[column].to_numpy(dtype=float),
                                       entities[column].to_numpy(dtype=float))
     assert back["outcome"].tolist() == entities["outcome"].astype(str).tolist()
-    # values become text, missing stays missing, and the text "NA" is a value
+    # values come back with their types, missing stays missing, and the text "NA" is a value
     first = back.iloc[0]
     assert (first["truth"], first["prediction"]) == ("NA", "NA")
     gross = back[back["field"] == "GrossTotal"].iloc[0]
-    assert (gross["truth"], gross["prediction"]) == ("100.00", "100.0")
+    assert (gross["truth"], gross["prediction"]) == ("100.00", 100.0)
+    assert type(gross["prediction"]) is float
     terms = back[back["field"] == "PaymentTerms"].iloc[0]
-    assert pd.isna(terms["truth"]) and pd.isna(terms["prediction"])
+    assert terms["truth"] is None and terms["prediction"] is None
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"entities{suffix}"]  # no temp file
 
 

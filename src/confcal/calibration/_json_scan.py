@@ -1,152 +1,81 @@
-"""A JSON reader that remembers where every value is: the byte range of each value.
+"""The JSON object in a model's answer, with the byte range of every value in it.
 
-The standard library's ``json`` decodes values but forgets their positions, and
-:func:`confcal.calibration.confidence.value_token_spans` needs them: which tokens of a
+:func:`confcal.calibration.confidence.value_token_spans` needs to know which tokens of a
 model's answer spell the value of a field, so that their log-probabilities can be
-aggregated. :func:`find_root` finds the answer's JSON object inside the decoded text (models
-wrap it in prose or code fences), :func:`member` looks a key up, :func:`to_python` decodes a
-node. Nesting deeper than :data:`MAX_DEPTH` is refused instead of recursing without bound.
-Scalars are decoded with ``json.loads`` on their own bytes, so the values agree with the
-standard library's.
+aggregated. :func:`find_root` finds the answer's JSON object inside the decoded bytes
+(models wrap it in prose or code fences) and reads it with the package's JSON reader
+(:func:`confcal._files.parse_json_nodes`, the standard library's grammar with positions),
+giving byte offsets; :func:`member` looks a key up, :func:`to_python` decodes a node.
+Nesting deeper than :data:`MAX_DEPTH` is refused before it is read.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from .._files import JsonNode, JsonSyntaxError, JsonTooDeep, parse_json_nodes
 from ..exceptions import ValidationError
 
 __all__ = ["MAX_DEPTH", "Node", "find_root", "member", "to_python"]
 
 MAX_DEPTH = 200
-"""Deepest nesting of arrays and objects read; deeper answers are refused."""
+"""Deepest nesting of arrays and objects read (the answer's object is level 1)."""
 
-
-@dataclass
-class Node:
-    """A JSON value and its byte range: a string's range is its content between the quotes
-    (escapes included as written); other scalars the literal; containers the brackets."""
-
-    kind: str  # "object", "array", "string", "number", "bool", "null"
-    start: int
-    end: int
-    value: Any = None  # scalars: the decoded value
-    members: list[tuple[str, Node]] = field(default_factory=list)  # objects, in order
-    items: list[Node] = field(default_factory=list)  # arrays
-
-
-class _ScanError(Exception):
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(message)
-        self.offset = offset
-
-
-_WS = frozenset(b" \t\r\n")
-_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_STRING_BODY = re.compile(rb'(?:[^"\\]|\\.)*', re.DOTALL)
-_LITERALS = ((b"true", "bool", True), (b"false", "bool", False), (b"null", "null", None))
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.n = len(data)
-
-    def skip(self, i: int) -> int:
-        data, n = self.data, self.n
-        while i < n and data[i] in _WS:
-            i += 1
-        return i
-
-    def expect(self, i: int, what: str) -> int:
-        if i >= self.n:
-            raise _ScanError(f"the answer ends where {what} was expected", i)
-        return self.data[i]
-
-    def value(self, i: int, depth: int) -> tuple[Node, int]:
-        i = self.skip(i)
-        ch = self.expect(i, "a value")
-        if ch == 0x7B:  # {
-            return self.object(i, depth)
-        if ch == 0x5B:  # [
-            return self.array(i, depth)
-        if ch == 0x22:  # "
-            return self.string(i)
-        for literal, kind, value in _LITERALS:
-            if self.data.startswith(literal, i):
-                return Node(kind, i, i + len(literal), value), i + len(literal)
-        m = _NUMBER.match(self.data, i)
-        if m:
-            return Node("number", i, m.end(), json.loads(m.group())), m.end()
-        raise _ScanError(f"a JSON value was expected; found {chr(ch)!r}", i)
-
-    def string(self, i: int) -> tuple[Node, int]:
-        end = _STRING_BODY.match(self.data, i + 1).end()  # type: ignore[union-attr]
-        if end >= self.n:
-            raise _ScanError("the string that starts there is not terminated", i)
-        raw = self.data[i:end + 1]
-        try:
-            # strict=False: a raw newline inside a string is the model's text, not an error
-            value = json.loads(raw.decode("utf-8"), strict=False)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise _ScanError(f"a string does not decode ({exc})", i) from None
-        return Node("string", i + 1, end, value), end + 1
-
-    def object(self, i: int, depth: int) -> tuple[Node, int]:
-        if depth > MAX_DEPTH:
-            raise _ScanError(f"the answer nests deeper than {MAX_DEPTH} levels", i)
-        node = Node("object", i, i)
-        i = self.skip(i + 1)
-        if self.expect(i, "a key or '}'") == 0x7D:
-            node.end = i + 1
-            return node, i + 1
-        while True:
-            i = self.skip(i)
-            if self.expect(i, "a key") != 0x22:
-                raise _ScanError(f"a quoted key was expected; found {chr(self.data[i])!r}", i)
-            key, i = self.string(i)
-            i = self.skip(i)
-            if self.expect(i, "':'") != 0x3A:
-                raise _ScanError(f"':' was expected after a key; found {chr(self.data[i])!r}", i)
-            value, i = self.value(i + 1, depth + 1)
-            node.members.append((key.value, value))
-            i = self.skip(i)
-            ch = self.expect(i, "',' or '}'")
-            if ch == 0x2C:
-                i += 1
-            elif ch == 0x7D:
-                node.end = i + 1
-                return node, i + 1
-            else:
-                raise _ScanError(f"',' or '}}' was expected; found {chr(ch)!r}", i)
-
-    def array(self, i: int, depth: int) -> tuple[Node, int]:
-        if depth > MAX_DEPTH:
-            raise _ScanError(f"the answer nests deeper than {MAX_DEPTH} levels", i)
-        node = Node("array", i, i)
-        i = self.skip(i + 1)
-        if self.expect(i, "a value or ']'") == 0x5D:
-            node.end = i + 1
-            return node, i + 1
-        while True:
-            item, i = self.value(i, depth + 1)
-            node.items.append(item)
-            i = self.skip(i)
-            ch = self.expect(i, "',' or ']'")
-            if ch == 0x2C:
-                i += 1
-            elif ch == 0x5D:
-                node.end = i + 1
-                return node, i + 1
-            else:
-                raise _ScanError(f"',' or ']' was expected; found {chr(ch)!r}", i)
-
+Node = JsonNode
+"""A value of the answer; its ``start`` and ``end`` are byte offsets (:func:`find_root`)."""
 
 _OBJECT_START = re.compile(rb'\{[ \t\r\n]*["}]')
+_UNDECODABLE = re.compile("[\udc80-\udcff]")  # a byte that is no UTF-8, surrogateescape'd
+# The standard library's reasons, in the words of an answer that breaks
+_REASONS = {
+    "Expecting value": "a JSON value",
+    "Expecting property name enclosed in double quotes": "a quoted key",
+    "Expecting ':' delimiter": "':' after a key",
+}
+
+
+def _reason(exc: JsonSyntaxError, text: str) -> str:
+    """Why the answer breaks at ``exc.pos``: what was expected and what was found."""
+    if exc.msg.startswith("Unterminated string"):
+        return "the string that starts there is not terminated"
+    if exc.msg.startswith("Invalid"):  # \escape, \uXXXX escape
+        return f"a string does not decode ({exc.msg})"
+    if exc.msg == "Expecting ',' delimiter":
+        expected = "',' or '}'" if exc.inside == "object" else "',' or ']'"
+    else:
+        expected = _REASONS.get(exc.msg, exc.msg)
+    found = text[exc.pos:exc.pos + 1]
+    if not found:
+        return f"the answer ends where {expected} was expected"
+    if _UNDECODABLE.match(found):
+        return f"{expected} was expected; found the byte {ord(found) - 0xDC00:#04x} (not UTF-8)"
+    return f"{expected} was expected; found {found!r}"
+
+
+def _byte_offsets(text: str) -> np.ndarray | None:
+    """For each character position of ``text`` (and its end), the offset of its first
+    byte in the bytes it was decoded from; None for ASCII text (the same offsets). A
+    character standing for an undecodable byte (``surrogateescape``) is one byte."""
+    if text.isascii():
+        return None
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    size = 1 + (points >= 0x80) + (points >= 0x800) + (points >= 0x10000)
+    size[(points >= 0xDC80) & (points <= 0xDCFF)] = 1
+    offsets = np.zeros(points.size + 1, dtype=np.int64)
+    np.cumsum(size, out=offsets[1:])
+    return offsets
+
+
+def _in_bytes(node: Node, offsets: np.ndarray) -> Node:
+    """``node`` with byte offsets for its character offsets, and so the nodes inside it."""
+    return node._replace(
+        start=int(offsets[node.start]), end=int(offsets[node.end]),
+        members=[(key, _in_bytes(child, offsets)) for key, child in node.members],
+        items=[_in_bytes(child, offsets) for child in node.items])
 
 
 def find_root(data: bytes, name: str, where: Callable[[int], str]) -> Node:
@@ -155,18 +84,53 @@ def find_root(data: bytes, name: str, where: Callable[[int], str]) -> Node:
     Text around it (a code fence, an explanation, an end-of-text token) is ignored. A '{'
     not followed by a quoted key is prose ("use {braces}") and skipped; once an object has
     started, it must parse: reading on to a later '{' would silently take a nested line
-    item for the whole answer.
+    item for the whole answer. Strings may hold raw newlines (a model writes them);
+    ``NaN`` and ``Infinity`` are no values. The nodes' offsets are byte offsets in
+    ``data``; ``where`` names a byte offset in messages.
+
+    Raises
+    ------
+    ValidationError
+        ``<name> must contain a JSON object; found no '{' followed by a quoted key``, or
+        ``<name> must contain a valid JSON object; the object starting at <where> breaks
+        at <where>: <reason>`` (a syntax error, an undecodable byte in a string, nesting
+        deeper than :data:`MAX_DEPTH`).
+
+    Examples
+    --------
+    >>> root = find_root(b'Sure: {"a": "\\xc3\\xa9t\\xc3\\xa9", "b": [1]} done', "answer", str)
+    >>> [(key, child.start, child.end) for key, child in root.members]
+    [('a', 13, 18), ('b', 26, 29)]
+    >>> find_root(b'{"a": 1 "b": 2}', "answer", lambda offset: f"byte {offset}")
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: answer must contain a valid JSON object; the object starting
+    at byte 0 breaks at byte 8: ',' or '}' was expected; found '"'
     """
     m = _OBJECT_START.search(data)
     if m is None:
         raise ValidationError(f"{name} must contain a JSON object; found no '{{' followed by "
                               "a quoted key")
+    text = data.decode("utf-8", "surrogateescape")
+    offsets = _byte_offsets(text)
+    start = m.start() if offsets is None else int(np.searchsorted(offsets, m.start()))
+
+    def broken(pos: int, reason: str) -> ValidationError:
+        at = pos if offsets is None else int(offsets[pos])
+        return ValidationError(f"{name} must contain a valid JSON object; the object starting "
+                               f"at {where(m.start())} breaks at {where(at)}: {reason}")
+
     try:
-        return _Reader(data).object(m.start(), 0)[0]
-    except _ScanError as exc:
-        raise ValidationError(f"{name} must contain a valid JSON object; the object starting "
-                              f"at {where(m.start())} breaks at {where(exc.offset)}: {exc}"
-                              ) from None
+        root, end = parse_json_nodes(text, start, max_depth=MAX_DEPTH, strict=False,
+                                     constants=False)
+    except JsonTooDeep as exc:
+        raise broken(exc.pos, f"the answer nests deeper than {MAX_DEPTH} levels") from None
+    except JsonSyntaxError as exc:
+        raise broken(exc.pos, _reason(exc, text)) from None
+    undecodable = _UNDECODABLE.search(text, start, end)
+    if undecodable is not None:  # outside a string it would not have parsed
+        raise broken(undecodable.start(), "a string does not decode (it is not UTF-8)")
+    return root if offsets is None else _in_bytes(root, offsets)
 
 
 def to_python(node: Node, path: str) -> Any:

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import builtins
-import json
 import math
-import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
-from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.api.extensions import (
-    ExtensionArray,
-    ExtensionDtype,
-    register_extension_dtype,
-    take,
-)
 
-from ..exceptions import UndefinedMetricWarning, ValidationError
+from ..exceptions import UndefinedMetricWarning
 from ._totals import (
     UNDEFINED,
     ExtractionTotals,
@@ -34,8 +23,7 @@ from ._totals import (
     woa_from_sums,
 )
 
-__all__ = ["ENTITY_COLUMNS", "OUTCOMES", "ExtractionResult", "ValueArray", "ValueDtype",
-           "register_with_dask", "value_column"]
+__all__ = ["ENTITY_COLUMNS", "OUTCOMES", "ExtractionResult", "value_column"]
 
 OUTCOMES: tuple[str, ...] = ("TP", "FD", "FA", "FN", "TN")
 """Outcome labels, in the category order of the entity table's ``outcome`` column."""
@@ -48,212 +36,26 @@ ENTITY_COLUMNS: tuple[str, ...] = (
 
 
 # ------------------------------------------------------------------------- values
-# The truth and prediction columns hold the raw values of the documents: strings, numbers,
-# bools, dates, missing values, mixed in one column. An object column of mixed types cannot
-# go to Arrow (ArrowTypeError), so the columns are a pandas extension array that holds the
-# very Python objects in memory and goes to Arrow (Parquet, Feather) as text: the JSON of
-# each value, which keeps "100" (text), 100 (int), 100.0 (float) and true apart, and reads
-# back into the same objects (pandas restores the dtype from the file's pandas metadata).
-# A value JSON has no form for is written as a one-key object, which no leaf can be (a
-# mapping is never a value): {"decimal": "1.50"}, {"date": "2024-03-01"},
-# {"datetime": "..."}, {"missing": "NA"} for pandas.NA, {"missing": "NaT"}. None is null.
+def value_column(values: Sequence[Any] | np.ndarray) -> pd.Series:
+    """A ``truth``/``prediction`` column: an object Series holding ``values`` as they are.
 
-
-def _encode(value: Any, ascii_only: bool) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, np.generic):
-        if isinstance(value, np.datetime64) and np.isnat(value):
-            return '{"missing": "NaT"}'
-        value = value.item()
-    if isinstance(value, Decimal):
-        return json.dumps({"decimal": str(value)})
-    if type(value).__name__ == "NaTType":
-        return '{"missing": "NaT"}'
-    if type(value).__name__ == "NAType":
-        return '{"missing": "NA"}'
-    if isinstance(value, datetime):
-        return json.dumps({"datetime": value.isoformat()})
-    if isinstance(value, date):
-        return json.dumps({"date": value.isoformat()})
-    try:
-        return json.dumps(value, ensure_ascii=ascii_only)
-    except (TypeError, ValueError):
-        raise ValidationError(f"an entity-table value must be a string, number, bool, date or "
-                              f"missing to be written; found {type(value).__name__} "
-                              f"{value!r:.80}") from None
-
-
-def _decode(text: str | None) -> Any:
-    if text is None:
-        return None
-    value = json.loads(text)
-    if isinstance(value, dict):
-        (kind, raw), = value.items()
-        if kind == "decimal":
-            return Decimal(raw)
-        if kind == "datetime":
-            return pd.Timestamp(raw) if raw else pd.NaT
-        if kind == "date":
-            return date.fromisoformat(raw)
-        return pd.NA if raw == "NA" else pd.NaT
-    return value
-
-
-@register_extension_dtype
-class ValueDtype(ExtensionDtype):
-    """The dtype of the entity table's ``truth`` and ``prediction`` columns: raw values of
-    any scalar type (the ``confcal.value`` extension type; stored as JSON text in Arrow)."""
-
-    name = "confcal.value"
-    type = object
-    kind = "O"
-    na_value = None
-    _is_boolean = False
-
-    @classmethod
-    def construct_array_type(cls) -> builtins.type[ValueArray]:
-        return ValueArray
-
-    def __repr__(self) -> str:
-        return "ValueDtype()"
-
-    def __from_arrow__(self, array: Any) -> ValueArray:
-        chunks = array.chunks if hasattr(array, "chunks") else [array]
-        texts = [t for chunk in chunks for t in chunk.to_pylist()]
-        return ValueArray(object_values([_decode(t) for t in texts]))
-
-
-def object_values(values: Sequence[Any]) -> np.ndarray:
-    # fromiter keeps each value as one object; np.array would unpack an empty-list value.
-    return np.fromiter(values, dtype=object, count=len(values))
-
-
-class ValueArray(ExtensionArray):
-    """Raw values (any scalar type, missing values as given) in one pandas column.
-
-    Elements are the very objects scored (``"100"`` stays text, ``100`` an int); the column
-    converts to Arrow as the JSON text of each value (``pyarrow.array(column)``,
-    ``DataFrame.to_parquet``), and reading such a file back gives the same objects.
+    No type is inferred: a column of strings stays an object column (pandas would make it
+    ``str`` and turn None into NaN), an empty-list value stays one list, and ``"100"``,
+    ``100`` and ``100.0`` stay apart. On disk each value is its JSON text
+    (:func:`confcal.scoring.io.write_entities`), read back into the same value.
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> column = pd.Series(ValueArray.from_values(["100", 100, 100.0, True, None]))
-    >>> column.dtype, column.tolist(), column.isna().tolist()
-    (ValueDtype(), ['100', 100, 100.0, True, None], [False, False, False, False, True])
-    >>> import pyarrow as pa
-    >>> pa.array(column.array).to_pylist()
-    ['"100"', '100', '100.0', 'true', None]
+    >>> column = value_column(["100", 100, 100.0, True, None, []])
+    >>> column.dtype, column.tolist()
+    (dtype('O'), ['100', 100, 100.0, True, None, []])
+    >>> column.str.upper().tolist()[:2], (column == 100).tolist()
+    (['100', nan], [False, True, True, False, False, False])
     """
-
-    _dtype = ValueDtype()
-
-    def __init__(self, values: np.ndarray) -> None:
-        self._data = values
-
-    @classmethod
-    def from_values(cls, values: Sequence[Any]) -> ValueArray:
-        """An array holding ``values`` as they are."""
-        return cls(object_values(values))
-
-    @classmethod
-    def _from_sequence(cls, scalars: Any, *, dtype: Any = None, copy: bool = False
-                       ) -> ValueArray:
-        if isinstance(scalars, ValueArray):
-            return scalars.copy() if copy else scalars
-        return cls(object_values(list(scalars)))
-
-    @classmethod
-    def _from_factorized(cls, values: np.ndarray, original: ValueArray) -> ValueArray:
-        return cls(object_values(list(values)))
-
-    @property
-    def dtype(self) -> ValueDtype:
-        return self._dtype
-
-    @property
-    def nbytes(self) -> int:
-        return int(self._data.nbytes)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __getitem__(self, item: Any) -> Any:
-        if isinstance(item, (int, np.integer)):
-            return self._data[item]
-        item = pd.api.indexers.check_array_indexer(self, item)
-        return type(self)(self._data[item])
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        key = pd.api.indexers.check_array_indexer(self, key)
-        if isinstance(value, ValueArray):
-            value = value._data
-        self._data[key] = value
-
-    def __iter__(self) -> Any:
-        return iter(self._data)
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self._data if dtype is None else np.asarray(self._data, dtype=dtype)
-
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        if isinstance(other, (pd.Series, pd.Index, pd.DataFrame)):
-            return NotImplemented
-        other = other._data if isinstance(other, ValueArray) else other
-        return np.asarray(self._data == other, dtype=bool)
-
-    def isna(self) -> np.ndarray:
-        return np.asarray(pd.isna(self._data), dtype=bool)
-
-    def take(self, indices: Any, *, allow_fill: bool = False, fill_value: Any = None
-             ) -> ValueArray:
-        out = take(self._data, indices, allow_fill=allow_fill, fill_value=fill_value)
-        return type(self)(np.asarray(out, dtype=object))
-
-    def copy(self) -> ValueArray:
-        return type(self)(self._data.copy())
-
-    @classmethod
-    def _concat_same_type(cls, to_concat: Sequence[ValueArray]) -> ValueArray:
-        return cls(np.concatenate([a._data for a in to_concat]) if to_concat
-                   else np.zeros(0, dtype=object))
-
-    def _values_for_factorize(self) -> tuple[np.ndarray, Any]:
-        return self._data, None
-
-    def _formatter(self, boxed: bool = False) -> Any:
-        return str if boxed else repr
-
-    def __arrow_array__(self, type: Any = None) -> Any:
-        import pyarrow as pa
-
-        try:
-            return pa.array([_encode(v, False) for v in self._data], type=pa.string())
-        except (UnicodeEncodeError, pa.ArrowInvalid):
-            # a lone surrogate (possible in a Python str, never in a file) has no UTF-8:
-            # JSON's \\u escapes keep it
-            return pa.array([_encode(v, True) for v in self._data], type=pa.string())
-
-
-def value_column(values: Sequence[Any] | np.ndarray) -> pd.Series:
-    """A ``truth``/``prediction`` column (:class:`ValueArray`) holding ``values``."""
-    data = values if isinstance(values, np.ndarray) else object_values(values)
-    return pd.Series(ValueArray(data), copy=False)
-
-
-def register_with_dask() -> None:
-    """Tell Dask how to make placeholder data of :class:`ValueDtype` (its metadata), so that
-    ``dask.dataframe.from_pandas(result.entities)`` works. Done on import when Dask is
-    already loaded, and by :mod:`confcal.dask`; idempotent."""
-    from dask.dataframe.extensions import make_array_nonempty
-
-    make_array_nonempty.register(ValueDtype)(
-        lambda dtype: ValueArray.from_values(["a", None]))
-
-
-if "dask.dataframe" in sys.modules:  # pragma: no cover - depends on the import order
-    register_with_dask()
+    # fromiter keeps each value as one object; np.array would unpack an empty-list value
+    data = (values if isinstance(values, np.ndarray)
+            else np.fromiter(values, dtype=object, count=len(values)))
+    return pd.Series(data, dtype=object, copy=False)
 
 
 # ------------------------------------------------------------------------- result
@@ -274,7 +76,8 @@ class ExtractionResult:
         ``truth_index``/``pred_index`` are the item positions in the truth and predicted lists
         (``<NA>`` on the side without an item, and for top-level fields). ``truth`` and
         ``prediction`` are the raw values (the winning candidate's value for a top-K leaf), in
-        :class:`ValueArray` columns that go to Parquet as they are (``to_parquet``).
+        object columns; :func:`confcal.scoring.io.write_entities` writes each as its JSON text
+        and :func:`~confcal.scoring.io.read_entities` restores it, type included.
         ``similarity`` is the comparator similarity for TP/FD rows, 0.0 for FA/FN, 1.0 for
         TN. ``correct`` is True for TP and TN. ``confidence`` is NaN where the prediction
         carries none. ``field`` and ``outcome`` are categoricals (schema order,

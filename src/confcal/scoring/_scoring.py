@@ -44,13 +44,7 @@ from ._kernels import (
     kernel,
     missing_flags,
 )
-from ._result import (
-    OUTCOMES,
-    ExtractionResult,
-    ValueArray,
-    ValueDtype,
-    value_column,
-)
+from ._result import OUTCOMES, ExtractionResult, value_column
 from ._text import check_document_lengths, check_item_work, check_value_lengths
 from .matching import assign_pairs, item_similarity
 from .predictions import FAST_SCALARS, LeafError, check_scalar, unwrap_leaf
@@ -697,12 +691,7 @@ def _signed(result: ExtractionResult, signature: str) -> ExtractionResult:
     """The result with its signature, also carried by the entity table (written to Parquet
     by :func:`confcal.scoring.io.write_entities`, read back by
     :func:`confcal.scoring.io.read_entities`)."""
-    entities = result.entities
-    for column in ("truth", "prediction"):  # the stickler-1.0 table builds object columns
-        if column in entities and not isinstance(entities[column].dtype, ValueDtype):
-            entities[column] = pd.Series(ValueArray(entities[column].to_numpy(dtype=object)),
-                                         index=entities.index)
-    entities.attrs[SIGNATURE_ATTR] = signature
+    result.entities.attrs[SIGNATURE_ATTR] = signature
     return replace(result, signature=signature)
 
 
@@ -766,8 +755,8 @@ def _assemble(
         "field": pd.Categorical.from_codes(field, dtype=field_dtype(names)),
         "truth_index": nullable_index(cat(out.truth_index, np.int64)[sort]),
         "pred_index": nullable_index(cat(out.pred_index, np.int64)[sort]),
-        # The raw values, in one extension column each (ValueArray): no "str" inference
-        # turning None into NaN, and a mixed column still goes to Parquet (as JSON text).
+        # The raw values, in one object column each: no "str" inference turning None into
+        # NaN; write_entities writes each value's JSON text, read_entities restores it.
         "truth": value_column(object_array(pool.truth)[truth_ref]),
         "prediction": value_column(object_array(pool.prediction)[pred_ref]),
         "similarity": similarity,

@@ -5,28 +5,44 @@ Parquet or CSV. Every error names the file and the row (or CSV line) where it wa
 Writing is atomic: a file is written under a temporary name in its destination folder and
 renamed into place, so a failure never leaves a half-written table behind. The public names
 are re-exported by :mod:`confcal.scoring.io`.
+
+The ``truth`` and ``prediction`` columns hold the documents' raw values, of mixed types, in
+object columns. On disk each value is its JSON text, so one column has one type (text) and
+the value comes back exactly, type included (:func:`value_to_json`, :func:`value_from_json`):
+``"100"`` (text) is ``"100"`` with its quotes, ``100`` (int) is ``100``, ``100.0`` (float)
+is ``100.0``, ``true``, ``[]``, ``{"object": {...}}`` for a mapping, and NaN is ``NaN``
+(Python's JSON reads and writes it). ``None`` is an empty cell (null in Parquet). The values
+JSON has no form for are one-key objects naming their type: ``{"decimal": "1.50"}``,
+``{"date": "2024-03-01"}``, ``{"datetime": ...}``, ``{"timestamp": ...}`` (pandas),
+``{"missing": "NA"}`` (pandas.NA) and ``{"missing": "NaT"}``. Every JSON object in a cell is
+one of these forms, so none is mistaken for another. A numpy scalar is written as the
+Python scalar it equals and read back as that.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
+import re
 import warnings
 import zlib
-from collections.abc import Iterator, Sequence
-from decimal import Decimal
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._files import StagedFile
+from .._files import StagedFile, read_json
 from .._signature import SIGNATURE_ATTR
-from .._validation import WEIGHT_RULE, is_missing, weight_ok
+from .._validation import WEIGHT_RULE, InputLimits, is_missing, weight_ok
 from ..exceptions import ValidationError
-from ._result import OUTCOMES
+from ._result import OUTCOMES, value_column
 
 __all__ = [
     "ENTITY_FORMATS",
@@ -36,6 +52,8 @@ __all__ = [
     "check_entities",
     "iter_entities",
     "read_entities",
+    "value_from_json",
+    "value_to_json",
     "write_entities",
 ]
 
@@ -65,23 +83,212 @@ def _suffix(path: Path) -> str:
     return next((s for s in ENTITY_FORMATS if name.endswith(s)), path.suffix)
 
 
-def _as_text(value: Any) -> str | None:
-    if is_missing(value):
+# ------------------------------------------------------------------------- values
+class _Unwritable(Exception):
+    """A value of a type no cell can hold."""
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as what :func:`json.dumps` writes: its own form for JSON's types, a
+    one-key object for the others (module docstring)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, np.generic):
+        if isinstance(value, np.datetime64) and np.isnat(value):
+            return {"missing": "NaT"}
+        return _jsonable(value.item())
+    if value is pd.NA or value is pd.NaT:
+        return {"missing": "NA" if value is pd.NA else "NaT"}
+    if isinstance(value, Decimal):
+        return {"decimal": str(value)}
+    if isinstance(value, (date, datetime)):  # pd.Timestamp is a datetime, a datetime a date
+        kind = ("timestamp" if isinstance(value, pd.Timestamp)
+                else "datetime" if isinstance(value, datetime) else "date")
+        return {kind: value.isoformat()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"object": {k: _jsonable(v) for k, v in value.items()}}
+    raise _Unwritable(value)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ENCODE_STR = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+def value_to_json(value: Any) -> str | None:
+    """The JSON text of an entity-table value as a file holds it; None for None.
+
+    Raises
+    ------
+    ValidationError
+        For a value of another type than str, int, float, bool, list, dict with text keys,
+        Decimal, date, datetime, pandas.Timestamp, pandas.NA, NaT, numpy scalar or None.
+
+    See Also
+    --------
+    value_from_json : the value back from its text.
+
+    Examples
+    --------
+    >>> from decimal import Decimal
+    >>> [value_to_json(v) for v in ["100", 100, 100.0, True, None, [], Decimal("1.50")]]
+    ['"100"', '100', '100.0', 'true', None, '[]', '{"decimal": "1.50"}']
+    >>> value_to_json({"a": 1})
+    '{"object": {"a": 1}}'
+    """
+    kind = type(value)
+    if kind is str:  # the common case, without json.dumps' Python-level calls
+        text = _ENCODE_STR(value)
+    elif value is None:
         return None
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
-        return repr(value)  # keep "100.0" distinct from the string "100"
-    return str(value)
+    else:
+        try:
+            text = json.dumps(_jsonable(value), ensure_ascii=False)
+        except (_Unwritable, ValueError):  # ValueError: an int of more than 4,300 digits
+            raise ValidationError(
+                "an entity-table value must be a string, number, bool, list, dict (text "
+                "keys), Decimal, date, datetime or missing to be written; found "
+                f"{type(value).__name__} {_shown(value)}") from None
+    if not text.isascii() and _SURROGATE.search(text):
+        # a lone surrogate (possible in a Python str, never in a UTF-8 file): \u escapes
+        text = json.dumps(_jsonable(value))
+    return text
+
+
+def _shown(value: Any) -> str:
+    """The start of ``value``'s repr (an int of more than 4,300 digits has none)."""
+    try:
+        return f"{value!r:.80}"
+    except ValueError:
+        return "(too long to show)"
+
+
+_FROM_TAG: dict[str, Callable[[str], Any]] = {
+    "decimal": Decimal, "date": date.fromisoformat, "datetime": datetime.fromisoformat,
+    "timestamp": pd.Timestamp, "missing": lambda raw: {"NA": pd.NA, "NaT": pd.NaT}[raw],
+}
+
+
+def _restored(data: Any) -> Any:
+    """Decoded JSON back to the value: every object is one of the forms of the module
+    docstring (top-down, so an ``object``'s members are values again)."""
+    if isinstance(data, list):
+        return [_restored(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    (tag, raw), = data.items() if len(data) == 1 else ((None, None),)
+    if tag == "object" and isinstance(raw, dict):
+        return {k: _restored(v) for k, v in raw.items()}
+    if tag in _FROM_TAG and isinstance(raw, str):
+        try:
+            return _FROM_TAG[tag](raw)
+        except (ValueError, KeyError, InvalidOperation):
+            pass
+    raise ValueError('must hold JSON objects only in the value forms {"object": {...}}, '
+                     '{"decimal": "1.50"}, {"date": ...}, {"datetime": ...}, {"timestamp": '
+                     '...} and {"missing": "NA"}; found ' + json.dumps(data)[:80])
+
+
+_LIMITS = InputLimits()
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def value_from_json(text: str, *, where: str = "text") -> Any:
+    """The entity-table value whose JSON text ``text`` is (:func:`value_to_json`).
+
+    The text is read by the package's JSON reader (nesting and repeated keys are errors,
+    with their place), except for the common case of a text without objects or deep
+    nesting, which the C scanner reads directly. A lone surrogate escape is kept: the
+    writer makes one of a Python string that held one.
+
+    Raises
+    ------
+    ValidationError
+        ``<where> must be valid JSON; found an error at column C: <reason>``, or a JSON
+        object that is not one of the value forms.
+
+    See Also
+    --------
+    value_to_json : the text of a value.
+
+    Examples
+    --------
+    >>> [value_from_json(t) for t in ['"100"', '100', '100.0', 'true', '[]', 'NaN']]
+    ['100', 100, 100.0, True, [], nan]
+    >>> value_from_json('{"date": "2024-03-01"}')
+    datetime.date(2024, 3, 1)
+    >>> value_from_json('ACME', where="e.csv: column truth, line 2:")
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: e.csv: column truth, line 2: must be valid JSON; found an
+    error at column 1: Expecting value
+    """
+    if "{" not in text and text.count("[") <= _LIMITS.max_depth:
+        try:
+            value, end = _SCAN(text, 0)
+            if end == len(text):
+                return value
+        except (StopIteration, ValueError):
+            pass  # the reader below says where and why
+    try:
+        return _restored(read_json(text, where=where, limits=_LIMITS, lone_surrogates=True))
+    except ValidationError:
+        raise
+    except ValueError as exc:
+        raise ValidationError(f"{where} {exc}") from None
 
 
 def as_written(entities: pd.DataFrame) -> pd.DataFrame:
-    """The table as written: doc_id, truth and prediction as text (one type per column)."""
+    """The table as written: doc_id as text, truth and prediction as each value's JSON text
+    (:func:`value_to_json`), so that one column holds one type."""
     frame = entities.copy(deep=False)
     frame["doc_id"] = frame["doc_id"].map(str) if "doc_id" in frame else None
     for column in _VALUE_COLUMNS:
         if column in frame:
-            frame[column] = pd.Series([_as_text(v) for v in frame[column]], dtype=object,
+            frame[column] = pd.Series([value_to_json(v) for v in frame[column]], dtype=object,
                                       index=frame.index)
     return frame
+
+
+def _restore_values(frame: pd.DataFrame, name: str, row: str, offset: int) -> pd.DataFrame:
+    """The table read from a file with its truth and prediction values restored from their
+    JSON text; an empty cell is None. Each distinct text is read once."""
+    for column in _VALUE_COLUMNS:
+        if column in frame:
+            codes, texts = pd.factorize(frame[column].to_numpy(dtype=object))  # missing: -1
+            values = np.empty(len(texts) + 1, dtype=object)  # values[-1] is None, for -1
+            for k, text in enumerate(texts):
+                values[k] = _cell(text, column, name, row,
+                                  functools.partial(_first_row, codes, k, offset))
+            frame[column] = value_column(values[codes]).set_axis(frame.index)
+    return frame
+
+
+def _first_row(codes: np.ndarray, k: int, offset: int) -> int:
+    """The number of the first row holding distinct text ``k`` (only for an error)."""
+    return int(np.argmax(codes == k)) + offset
+
+
+def _cell(text: Any, column: str, name: str, row: str, first: Callable[[], int]) -> Any:
+    """The value of one distinct cell text; ``first()`` numbers its first row, for errors."""
+    if not isinstance(text, str):
+        number = first()
+        raise ValidationError(
+            f"{name}: column {column} must hold text (each value's JSON text, as "
+            f"write_entities writes it); found {type(text).__name__} values, first on {row} "
+            f"{number} ({text!r:.80})", **_at(row, number, column))
+    try:
+        return value_from_json(text, where=f"{name}: column {column}")
+    except ValidationError as exc:
+        number = first()
+        raise ValidationError(f"{exc} (first on {row} {number}: {text!r:.60}; each value is "
+                              "its JSON text, as write_entities writes it: text in quotes)",
+                              **_at(row, number, column)) from None
+
+
+def _at(row: str, number: int, column: str) -> dict[str, Any]:
+    return {"line" if row == "line" else "index": number, "field": column}
 
 
 class ChunkWriter:
@@ -264,36 +471,17 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
     [0, 1]; found 1 value breaking it, first on line 3 (1.5)
     """
     path, suffix = _existing_entity_table(path)
-    text_columns = {c: str for c in ("doc_id", "field", "outcome", *_VALUE_COLUMNS)}
-    try:
+    with _reading(path, suffix):
         if suffix == ".parquet":
-            try:
-                frame = pd.read_parquet(path)
-            except ImportError:
-                raise ValidationError(
-                    f"{path}: reading Parquet needs pyarrow; found it not installed (in a "
-                    "checkout: pip install -e '.[cli]')", source=path) from None
+            _parquet_module(path)
+            frame = pd.read_parquet(path)  # pandas restores the signature from the file
             row, offset = "row", 0
         else:
             # only an empty cell is missing: the texts "NA", "None" or "null" are values
-            frame = pd.read_csv(path, dtype=text_columns, keep_default_na=False,
+            frame = pd.read_csv(path, dtype=_TEXT_COLUMNS, keep_default_na=False,
                                 na_values=[""])
             row, offset = "line", 2
-    except ValidationError:
-        raise
-    except UnicodeDecodeError:
-        raise _undecodable(path) from None
-    except (ValueError, OSError, EOFError, zlib.error) as exc:
-        raise ValidationError(f"{path}: must be a readable {suffix} table; found {exc}",
-                              source=path) from None
-    for column in ("field", "outcome"):
-        if column in frame and isinstance(frame[column].dtype, pd.CategoricalDtype):
-            frame[column] = frame[column].astype(object)
-    frame = frame.reset_index(drop=True)
-    try:
-        return check_entities(frame, name=str(path), row=row, offset=offset)
-    except ValidationError as exc:
-        raise exc.with_location(source=path) from None
+        return _checked(frame, str(path), row, offset)
 
 
 def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None,
@@ -334,47 +522,68 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise ValidationError(f"chunk_rows must be an integer >= 1; found {chunk_rows!r}")
     wanted = None if columns is None else list(dict.fromkeys([*REQUIRED_ENTITY_COLUMNS, *columns]))
-    text_columns = {c: str for c in ("doc_id", "field", "outcome", *_VALUE_COLUMNS)}
-    try:
+    with _reading(path, suffix):
         if suffix == ".parquet":
-            try:
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise ValidationError(
-                    f"{path}: reading Parquet needs pyarrow; found it not installed (in a "
-                    "checkout: pip install -e '.[cli]')", source=path) from None
-            parquet = pq.ParquetFile(path)
-            names = parquet.schema_arrow.names
-            absent = [c for c in (wanted or []) if c not in names]
-            if absent:
-                raise ValidationError(
-                    f"{path} must have the columns {wanted}; found {len(absent)} missing: "
-                    f"{absent}", source=path)
-            attrs = json.loads((parquet.schema_arrow.metadata or {}).get(b"PANDAS_ATTRS", b"{}"))
-            signature = attrs.get(SIGNATURE_ATTR) if isinstance(attrs, dict) else None
-
-            def batches() -> Iterator[pd.DataFrame]:
-                for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
-                    frame = batch.to_pandas()
-                    if isinstance(signature, str):
-                        frame.attrs[SIGNATURE_ATTR] = signature
-                    yield frame
-
-            chunks: Iterator[pd.DataFrame] = batches()
-            row, base = "row", 0
+            chunks, row, seen = _parquet_chunks(path, wanted, chunk_rows), "row", 0
         else:
-            chunks = pd.read_csv(path, dtype=text_columns, keep_default_na=False, na_values=[""],
+            chunks = pd.read_csv(path, dtype=_TEXT_COLUMNS, keep_default_na=False, na_values=[""],
                                  usecols=(lambda c: c in wanted) if wanted else None,
                                  chunksize=chunk_rows)
-            row, base = "line", 2
-        seen = 0
+            row, seen = "line", 2
         for frame in chunks:
-            for column in ("field", "outcome"):
-                if column in frame and isinstance(frame[column].dtype, pd.CategoricalDtype):
-                    frame[column] = frame[column].astype(object)
-            frame = frame.reset_index(drop=True)
-            yield check_entities(frame, name=str(path), row=row, offset=base + seen)
+            yield _checked(frame, str(path), row, seen)
             seen += len(frame)
+
+
+# Read as text, whatever they look like: "007" is an id, "1" a value's JSON text
+_TEXT_COLUMNS = {c: str for c in ("doc_id", "field", "outcome", *_VALUE_COLUMNS)}
+
+
+def _parquet_module(path: Path) -> Any:
+    """pyarrow.parquet, or the error that says how to install it."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ValidationError(
+            f"{path}: reading Parquet needs pyarrow; found it not installed (in a "
+            "checkout: pip install -e '.[cli]')", source=path) from None
+    return pq
+
+
+def _parquet_chunks(path: Path, wanted: list[str] | None, chunk_rows: int
+                    ) -> Iterator[pd.DataFrame]:
+    """The row-group batches of a Parquet table, only the ``wanted`` columns decoded, each
+    carrying the table's signature."""
+    parquet = _parquet_module(path).ParquetFile(path)
+    names = parquet.schema_arrow.names
+    absent = [c for c in (wanted or []) if c not in names]
+    if absent:
+        raise ValidationError(f"{path} must have the columns {wanted}; found {len(absent)} "
+                              f"missing: {absent}", source=path)
+    attrs = json.loads((parquet.schema_arrow.metadata or {}).get(b"PANDAS_ATTRS", b"{}"))
+    signature = attrs.get(SIGNATURE_ATTR) if isinstance(attrs, dict) else None
+    for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
+        frame = batch.to_pandas()
+        if isinstance(signature, str):
+            frame.attrs[SIGNATURE_ATTR] = signature
+        yield frame
+
+
+def _checked(frame: pd.DataFrame, name: str, row: str, offset: int) -> pd.DataFrame:
+    """A table (or chunk) as read, checked (:func:`check_entities`), its values restored."""
+    for column in ("field", "outcome"):
+        if column in frame and isinstance(frame[column].dtype, pd.CategoricalDtype):
+            frame[column] = frame[column].astype(object)
+    frame = check_entities(frame.reset_index(drop=True), name=name, row=row, offset=offset)
+    return _restore_values(frame, name, row, offset)
+
+
+@contextmanager
+def _reading(path: Path, suffix: str) -> Iterator[None]:
+    """Errors while reading a table name it: a ValidationError gets the file as its source,
+    an undecodable CSV names line and column, another failure to read says what it was."""
+    try:
+        yield
     except ValidationError as exc:
         raise exc.with_location(source=path) from None
     except UnicodeDecodeError:

@@ -13,16 +13,15 @@ depth and the length of a compared value have limits with safe defaults, and inp
 one is an error naming the file and line, so hostile input costs bounded memory and time.
 A key repeated in one JSON object is an error too (JSON parsers differ on which one wins).
 
-The entity table's ``truth`` and ``prediction`` columns are :class:`ValueArray` columns
-(dtype :class:`ValueDtype`, ``confcal.value``): the raw values in memory, their JSON text in
-Arrow, so ``DataFrame.to_parquet`` takes the table as it is and reads it back unchanged.
+The entity table's ``truth`` and ``prediction`` columns hold the raw values in object
+columns; :func:`write_entities` writes each value's JSON text and :func:`read_entities` and
+:func:`iter_entities` restore it, so ``"100"``, ``100`` and ``100.0`` come back as they were.
 """
 
 from __future__ import annotations
 
 from .._validation import InputLimits
 from ._documents import iter_documents, read_documents
-from ._result import ValueArray, ValueDtype
 from ._tables import (
     ENTITY_FORMATS,
     REQUIRED_ENTITY_COLUMNS,
@@ -36,8 +35,6 @@ __all__ = [
     "ENTITY_FORMATS",
     "REQUIRED_ENTITY_COLUMNS",
     "InputLimits",
-    "ValueArray",
-    "ValueDtype",
     "check_entities",
     "iter_documents",
     "iter_entities",
