@@ -1,4 +1,4 @@
-"""Benchmark: time and peak memory of reading the hostile inputs of issue 16, against size.
+"""Benchmark: time and peak memory of reading hostile inputs, against size.
 
 Usage (from the repository root)::
 
@@ -86,7 +86,7 @@ def run_case(name: str, size: int, folder: Path) -> dict[str, Any]:
         if name == "newline-gz":
             read = lambda: list(iter_documents(path))  # noqa: E731
         else:
-            def read() -> list[bytes]:  # the reader before issue 16: one line at a time
+            def read() -> list[bytes]:  # a line-at-a-time reader, for comparison
                 with gzip.open(path, "rb") as fh:
                     return [raw for raw in fh if raw.strip()]
     elif name == "shuffled-gz":

@@ -12,7 +12,7 @@ load on a shared machine falls on every command alike; the figure is the median 
 of the ``--runs`` rounds. The module count is ``len(sys.modules)`` at the end of the
 command, from one more untimed run.
 
-Target (STYLE.md 19, docs/architecture.md): ``import confcal; confcal.auroc(...)`` within
+Target (docs/architecture.md): ``import confcal; confcal.auroc(...)`` within
 2x ``import numpy``; pandas, scipy and the rest load only when a function needs them
 (``calibration_report`` returns its bins as a DataFrame, so it loads pandas).
 """

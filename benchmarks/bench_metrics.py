@@ -6,7 +6,7 @@ Machines here are noisy: read the ratios, not the seconds. Each timing is the be
     python benchmarks/bench_metrics.py                 # 10M rows; bootstrap on 1M rows
     python benchmarks/bench_metrics.py --quick         # 1M rows; bootstrap on 100k rows
 
-Targets (DESIGN.md): calibration_report within 5x one np.sort and at least 10x faster than
+Targets: calibration_report within 5x one np.sort and at least 10x faster than
 sklearn roc_auc_score + brier_score_loss; bootstrap_ci with 1,000 document resamples of 1M
 rows in 10k documents under 60 s and at least 3x faster than resampling rows and calling
 calibration_report each time.

@@ -1,7 +1,7 @@
 """The registry of metric cases shared by tests/test_common.py and tests/test_properties.py.
 
 One entry per (metric, options) case: the fast function, its slow reference in confcal.testing
-(written from DESIGN.md "Calibration semantics" alone), and the invariants it promises.
+(written from the definitions in docs/metrics.md alone), and the invariants it promises.
 tests/test_common.py runs the invariants shared by every metric over it; tests/test_properties.py
 the metric-specific properties.
 """

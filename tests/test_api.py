@@ -131,7 +131,7 @@ def test_core_import_does_not_pull_optional_dependencies():
 
 
 def test_scalar_metrics_load_numpy_only():
-    # STYLE.md 19: a metric call on arrays costs numpy and confcal's metrics; pandas (626
+    # A metric call on arrays costs numpy and confcal's metrics; pandas (626
     # modules with its own imports, ~3.5x `import numpy`) loads only for a DataFrame.
     import subprocess
     import sys

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
 
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
@@ -103,7 +104,7 @@ def test_the_check_catches_an_upward_import(tmp_path):
 
 
 def test_no_private_name_is_imported_from_another_module():
-    # STYLE rule 16: what modules share lives in private modules under names without a
+    # What modules share lives in private modules under names without a
     # leading underscore; importing a private *module* of a package is how that is done.
     offenders = []
     for module, path in MODULES.items():
@@ -120,3 +121,13 @@ def test_no_private_name_is_imported_from_another_module():
                         f"{target}.{name}" not in MODULES):
                     offenders.append(f"{module}:{node.lineno} imports {name} from {target}")
     assert offenders == []
+
+
+def test_architecture_md_names_every_module():
+    # a newcomer finds every module's job in docs/architecture.md: by its file name or, in
+    # the table of what each package owns, by its name in backquotes
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    unnamed = [str(path.relative_to(SRC)) for path in sorted(SRC.rglob("*.py"))
+               if path.name != "__init__.py" and path.name not in text
+               and f"`{path.stem}`" not in text]
+    assert unnamed == []

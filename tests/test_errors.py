@@ -1,5 +1,6 @@
-"""Errors that carry their location (STYLE.md rule 18): ValidationError's attributes, set by
-every kind of raise site, and a command that formats them without reading messages."""
+"""Errors that carry their location (file, line, document and field path): ValidationError's
+attributes, set by every kind of raise site, and a command that formats them without reading
+messages."""
 
 from __future__ import annotations
 

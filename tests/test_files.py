@@ -181,7 +181,7 @@ def test_read_json_object_reads_text_and_bytes():
     assert read_json_object(b'{"a": "\xc3\xa9"}', where="text") == {"a": "é"}
     assert read_json_object(b'\xef\xbb\xbf{"a": 1}', where="text") == {"a": 1}  # BOM
     assert read_json_object('{"a": 1}'.encode("utf-16"), where="text") == {"a": 1}
-    # a repeated key is an error (issue 16: the last value used to win silently)
+    # a repeated key is an error, never a silent last-value-wins
     with pytest.raises(ValidationError, match=r"must not repeat a key in one object; found "
                                               r"'a' again at column 10"):
         read_json_object('{"a": 1, "a": 2}', where="text")
@@ -441,7 +441,8 @@ def test_a_repeated_key_at_the_deepest_nesting_allowed_is_located():
 # Calls that only _files.py may make: every writer stages through it.
 ONLY_IN_FILES = {("os", "replace"), ("tempfile", "mkdtemp"), ("tempfile", "mkstemp"),
                  ("tempfile", "NamedTemporaryFile")}
-# Private copies of the shared helpers, by the names they had (STYLE rules 5, 8, 16).
+# Private copies of the shared helpers, by the names they had (each helper lives once, in
+# its shared module).
 COPIES = {"_is_real", "_is_number", "_check_seed", "_is_missing", "_is_missing_scalar",
           "_missing", "_write_atomic", "_atomic_write", "_json_object", "_publish",
           "_staging"}

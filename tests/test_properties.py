@@ -1,6 +1,6 @@
 """Hypothesis properties of the fast metrics in confcal.metrics and confcal.metrics.bootstrap.
 
-The yardstick is confcal.testing: slow references written from DESIGN.md "Calibration
+The yardstick is confcal.testing: slow references written from docs/metrics.md "Calibration
 semantics" alone (pairwise AUROC, loop ECE/MCE, exact Brier, ECARB by brute force over every
 order of the tied rows). The invariants shared by every metric (agreement with the reference,
 bounds, row order, unit and integer weights, monotone transforms) run over the registry of
@@ -478,7 +478,7 @@ def test_bootstrap_is_reproducible_and_estimates_the_metrics(data, seed):
                np.array([0.3, 0.3, 0.7, 0.2, 0.4, 0.1, 0.3, 0.5, 0.7, 0.5, 0.4]),
                np.arange(11)), seed=0)
 def test_bootstrap_interval_contains_the_estimate(data, seed):
-    # Issue 2, "Required behaviour": "the interval contains the estimate". A plain percentile
+    # The promise: "the interval contains the estimate". A plain percentile
     # interval does not guarantee it for a biased statistic such as ECE (resampled ECEs sit
     # above the full-data ECE); the example is such a case at the default 1000 resamples.
     correct, confidence, groups = data

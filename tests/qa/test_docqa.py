@@ -1,4 +1,4 @@
-"""confcal.qa.docqa: the rule judge, verdicts, tables, records and the sample (issue 6).
+"""confcal.qa.docqa: the rule judge, verdicts, tables, records and the sample.
 
 The model judge (against a real chat-completions server on 127.0.0.1) is tested in
 test_model_judge.py, the loaders' DocBench layouts in test_loader.py and the official

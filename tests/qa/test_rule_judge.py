@@ -1,4 +1,4 @@
-"""The rule judge's "correct" can be trusted: issue 13's known failures, the labelled judge
+"""The rule judge's "correct" can be trusted: known failures, the labelled judge
 cases (tests/data/qa_judge_cases.jsonl) with their targets, and Hypothesis properties.
 
 The labelled cases say what a careful human grader says (``label``); half of them are
@@ -25,7 +25,7 @@ from confcal.qa.docqa import QTYPES, RULES, RuleJudge
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "data" / "qa_judge_cases.jsonl"
 HOLDOUT = ROOT / "tests" / "data" / "qa_judge_holdout.jsonl"
-# Written for the review of issue 13 without reading the two sets above (DocBench-style
+# Written for a review of the judge without reading the two sets above (DocBench-style
 # questions answered the way chat models answer); before the review's rules, 7 of its 39
 # wrong answers were judged correct.
 REVIEW = ROOT / "tests" / "data" / "qa_judge_review.jsonl"
@@ -37,7 +37,7 @@ def judge(question, answer, reference, **kw):
     return JUDGE.judge(question, answer, reference, **kw)
 
 
-# ------------------------------------------------------- issue 13's known failures
+# ------------------------------------------------------------------ known failures
 def test_a_dropped_minus_is_wrong():
     # words("-3.5%") was ["3.5"], so "3.5%" was an exact match. Now the minus is kept, and
     # a written minus against an answer with no word of direction at all is a dropped sign.

@@ -1,4 +1,4 @@
-"""The report as a reader sees it (issue 16): figures that show every point, one ECE and one
+"""The report as a reader sees it: figures that show every point, one ECE and one
 missing-value marker per page, errors per run, escaped Markdown, and a page that fits 1024
 pixels in headless Chromium."""
 

@@ -1,4 +1,4 @@
-"""Comparators and parsers: the rules of DESIGN.md "Extraction semantics", one test each."""
+"""Comparators and parsers: the rules of docs/scoring.md, one test each."""
 
 from __future__ import annotations
 
@@ -589,7 +589,7 @@ def test_decimal_nan_is_missing():
     assert is_missing(Decimal("NaN")) and not is_missing(Decimal("0"))
 
 
-# ------------------------------------------------- the batched protocol (STYLE rule 17)
+# ------------------------------------------------------------------ the batched protocol
 
 
 def _jaro_winkler(truth, prediction):

@@ -1,4 +1,4 @@
-"""Issue 16, the input side: nothing lost silently, bounded cost on hostile input, a BOM
+"""Hostile input, the reading side: nothing lost silently, bounded cost on hostile input, a BOM
 accepted, and an entity table that goes to Parquet as it is.
 
 Every hostile input of the issue has a small-but-representative version here (megabytes,

@@ -89,7 +89,7 @@ def test_empty_lists():
 
 
 def test_default_threshold_pairs_every_item_of_the_shorter_list():
-    # With match_threshold=0.0 (DESIGN.md default) even an all-different pair is paired.
+    # With match_threshold=0.0 (the default) even an all-different pair is paired.
     result = match_items([{"Description": "abc", "Rate": 1}], [{"Description": "xyz", "Rate": 9}],
                          FIELDS)
     # Description 0, Rate 0; Start empty on both sides is no evidence: (0 + 0) / 2 = 0

@@ -1,4 +1,4 @@
-"""score_documents and ExtractionResult: every "Required behaviour" bullet of issue 3."""
+"""score_documents and ExtractionResult: every behaviour the scorer promises."""
 
 from __future__ import annotations
 

@@ -151,7 +151,7 @@ class BatchedMethods:
 #
 # The scorer and line-item matching evaluate every comparator through a kernel (the
 # ``_prepare``/``_pairs``/``_blocks`` steps above), chosen by what the comparator can do and
-# never by its type (STYLE rule 17):
+# never by its type (a protocol is what an object can do, not what it is):
 #
 #   has the private kernel steps (the built-ins)  -> the comparator itself
 #   has ``pairwise`` and/or ``elementwise``        -> BatchedKernel: batches of present
