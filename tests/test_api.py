@@ -214,3 +214,69 @@ def test_dir_of_the_package_shows_only_public_names():
     assert set(confcal.__all__) <= set(shown)
     for name in shown:
         assert getattr(confcal, name) is not None
+
+
+# every public metric, calibrator, scorer, report and judge entry point leads its reader on
+SEE_ALSO_PACKAGES = ("confcal.metrics", "confcal.calibration", "confcal.scoring",
+                     "confcal.report", "confcal.qa", "confcal.datasets")
+# protocols, small value types and switches whose neighbours are the entry points above
+SEE_ALSO_EXEMPT = {"BatchedComparator", "Comparator", "Judge", "Verdict", "clear_caches",
+                   "InputLimits", "WrittenReport", "RunSummary", "AlignedSignals",
+                   "check_template", "parse_judge_reply", "load_docbench_verdicts",
+                   "cascade_table", "wilson_interval", "load_sample", "check_records",
+                   "to_html", "to_markdown"}
+
+
+def _see_also(doc: str) -> list[str]:
+    lines = doc.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == "See Also" and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
+            names = []
+            for entry in lines[i + 2:]:
+                if not entry.strip():
+                    break
+                if not entry.startswith(" " * (len(line) - len(line.lstrip()) + 1)):
+                    names.extend(n.strip() for n in entry.split(":")[0].split(","))
+            return names
+    return []
+
+
+def _resolve(name: str, home: str) -> bool:
+    candidates = [home, home.rpartition(".")[0], "confcal"]
+    for module in candidates:
+        if module and hasattr(importlib.import_module(module), name.split(".")[0]):
+            target: object = importlib.import_module(module)
+            for part in name.split("."):
+                target = getattr(target, part, None)
+            if target is not None:
+                return True
+    head, _, attr = name.rpartition(".")
+    while head:
+        try:
+            target = importlib.import_module(head)
+        except ImportError:
+            head, _, more = head.rpartition(".")
+            attr = f"{more}.{attr}"
+            continue
+        for part in attr.split("."):
+            target = getattr(target, part, None)
+        return target is not None
+    return False
+
+
+def test_every_public_entry_point_has_a_see_also_that_resolves():
+    without, unresolved = [], []
+    for package in SEE_ALSO_PACKAGES:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if (name in SEE_ALSO_EXEMPT or not (inspect.isfunction(obj) or inspect.isclass(obj))
+                    or (inspect.isclass(obj) and issubclass(obj, (Warning, Exception)))):
+                continue
+            refs = _see_also(inspect.getdoc(obj) or "")
+            if not refs:
+                without.append(f"{package}.{name}")
+            unresolved += [f"{package}.{name} -> {r}" for r in refs
+                           if not _resolve(r, obj.__module__)]
+    assert without == []
+    assert unresolved == []

@@ -57,7 +57,14 @@ class CalibrationWarning(UserWarning):
 
 class Calibrator(Protocol):
     """What :func:`evaluate_transfer` and :func:`cross_validate_calibrator` need of a fitted
-    calibrator: ``predict`` maps confidences in [0, 1] to calibrated values in [0, 1]."""
+    calibrator: ``predict`` maps confidences in [0, 1] to calibrated values in [0, 1].
+
+    See Also
+    --------
+    TemperatureScaling : one parameter on the logit scale.
+    IsotonicCalibration : a monotone step function.
+    cross_validate_calibrator : held-out metrics of a calibrator.
+    """
 
     def predict(self, confidence: ArrayLike) -> np.ndarray:
         """Calibrated confidences, one per input."""
@@ -218,6 +225,13 @@ class TemperatureScaling:
         When given, confidences are clipped to [eps, 1 - eps] before the logit, in ``fit``
         and ``predict`` alike (see :meth:`fit`).
 
+    See Also
+    --------
+    PlattScaling : a slope and an intercept on the logit scale.
+    IsotonicCalibration : a monotone step function, no parametric form.
+    HistogramBinning : one accuracy per bin.
+    cross_validate_calibrator : held-out metrics of a calibrator.
+
     Examples
     --------
     >>> cal = TemperatureScaling(temperature=2.0)
@@ -350,6 +364,12 @@ class PlattScaling:
     eps : float in (0, 0.5), optional
         Clip confidences to [eps, 1 - eps] before the logit (see
         :meth:`TemperatureScaling.fit`).
+
+    See Also
+    --------
+    TemperatureScaling : the slope alone.
+    calibration_slope : the same logistic fit read as a diagnosis.
+    cross_validate_calibrator : held-out metrics of a calibrator.
 
     Examples
     --------
@@ -494,6 +514,12 @@ class IsotonicCalibration:
     y : sequence of float, non-decreasing, within [0, 1]
         Calibrated values at the knots.
 
+    See Also
+    --------
+    HistogramBinning : fixed bins instead of fitted steps.
+    TemperatureScaling : one smooth parameter.
+    cross_validate_calibrator : held-out metrics of a calibrator.
+
     Examples
     --------
     >>> # labels 0, 1, 0, 1 at 0.1..0.4: the violators (1, 0) pool to 0.5
@@ -556,6 +582,12 @@ class HistogramBinning:
         first bin also takes every confidence below its edge.
     values : sequence of float, non-decreasing, within [0, 1]
         The calibrated value of each bin.
+
+    See Also
+    --------
+    IsotonicCalibration : fitted monotone steps.
+    reliability_bins : the same bins as a table.
+    cross_validate_calibrator : held-out metrics of a calibrator.
 
     Examples
     --------
@@ -631,6 +663,10 @@ CALIBRATORS: Mapping[str, Any] = MappingProxyType({
 def calibrator_from_json(
         text: str) -> TemperatureScaling | PlattScaling | IsotonicCalibration | HistogramBinning:
     """Read any calibrator written by its ``to_json``.
+
+    See Also
+    --------
+    Calibrator : its ``to_json`` writes what this reads.
 
     Examples
     --------

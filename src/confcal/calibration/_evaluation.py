@@ -136,6 +136,10 @@ def evaluate_transfer(entities: pd.DataFrame, *, by: str = "tier",
         Missing columns, invalid correct/confidence values, missing group ids, fewer than
         two groups with a confidence; errors from fitting are prefixed with the fit group.
 
+    See Also
+    --------
+    cross_validate_calibrator : held-out folds of one run.
+
     Examples
     --------
     >>> import pandas as pd
@@ -232,6 +236,11 @@ def cross_validate_calibrator(entities: pd.DataFrame, *, by: str = "doc_id",
         brier_after``: one row per fold (0, 1, ...), then a row ``fold="pooled"`` scoring all
         out-of-fold calibrated confidences together (each row calibrated once, by the
         calibrator of its fold; ``n_fit`` is NaN there).
+
+    See Also
+    --------
+    evaluate_transfer : fit on one run, measure on another.
+    TemperatureScaling : a calibrator to evaluate.
 
     Examples
     --------

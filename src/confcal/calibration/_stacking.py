@@ -235,6 +235,11 @@ class ConfidenceEnsemble:
         taking :data:`DEFAULT_EPS`) or a sequence in the order of ``names`` is stored as
         a tuple in that order.
 
+    See Also
+    --------
+    cross_fit_ensemble : document-grouped cross-fitting of the ensemble.
+    align_signals : the signals lined up per entity.
+
     Examples
     --------
     >>> ens = ConfidenceEnsemble(names=("a", "b"), coef=(0.5, 0.5), intercept=0.0)
@@ -417,6 +422,10 @@ class CrossFittedEnsemble:
         Per signal, the confidences outside [eps, 1 - eps], read as eps or 1 - eps.
     n_saturated : Mapping[str, int]
         Per signal, the confidences exactly 0 or 1 (counted in ``n_clipped`` too).
+
+    See Also
+    --------
+    cross_fit_ensemble : builds it.
     """
 
     names: tuple[str, ...]
@@ -523,6 +532,11 @@ def cross_fit_ensemble(correct: ArrayLike, confidences: Mapping[str, ArrayLike],
         Invalid input; ``folds`` above the number of documents; the rows outside a fold
         (or all rows) holding one class only (the message names the fold).
 
+    See Also
+    --------
+    ConfidenceEnsemble : the model fitted on each fold.
+    ensemble_report : the ensemble against each signal alone.
+
     Notes
     -----
     The folds depend on which rows share a document and on ``seed``, not on the row
@@ -575,6 +589,10 @@ class EnsembleReport:
     fit : CrossFittedEnsemble
         The cross-fit behind the ensemble row.
     budgets, n_bins, binning, n_resamples, confidence_level : the settings.
+
+    See Also
+    --------
+    ensemble_report : builds it.
     """
 
     table: pd.DataFrame = field(repr=False)
@@ -662,6 +680,11 @@ def ensemble_report(correct: ArrayLike, confidences: Mapping[str, ArrayLike], *,
     Returns
     -------
     EnsembleReport
+
+    See Also
+    --------
+    cross_fit_ensemble : the held-out confidences it compares.
+    complementary_signals : which signals add information.
 
     Examples
     --------

@@ -175,6 +175,10 @@ def aggregate_logprobs(token_logprobs: ArrayLike, *, method: str = "first",
         Empty input, NaN or positive log-probabilities, an unknown method, ``"margin"``
         without ``top2`` or with fewer than two alternatives.
 
+    See Also
+    --------
+    confidences_from_logprobs : every field of an answer at once.
+
     Examples
     --------
     >>> import math
@@ -392,6 +396,10 @@ def value_token_spans(tokens: Sequence[str], key: str, *, occurrence: int = 0,
         The tokens hold no valid JSON object (the message names the token where it breaks),
         the key is absent, repeated in one object or ambiguous, the record does not exist.
 
+    See Also
+    --------
+    confidences_from_logprobs : uses these spans.
+
     Examples
     --------
     >>> tokens = ['{"', 'Agency', '":', ' "', 'AC', 'ME', ' Media', '",', ' "', 'Line',
@@ -479,6 +487,12 @@ def confidences_from_logprobs(tokens: Sequence[str], token_logprobs: ArrayLike,
         valid JSON object, a repeated key, a list or object where a scalar belongs, line
         items that are not a list of records, a ``"margin"`` without top log-probabilities
         at a value's first token.
+
+    See Also
+    --------
+    aggregate_logprobs : one value's tokens to one confidence.
+    value_token_spans : which tokens spell which value.
+    parse_topk : confidence from verbalized candidates instead.
 
     Notes
     -----
@@ -683,6 +697,10 @@ def parse_topk(answer: str | Mapping[str, Any], schema: Schema, *, k: int = 4) -
         When the candidate probabilities of some fields sum above 1 (beyond 1e-9, the
         rounding of written decimals): they are kept as given, and one warning counts the
         fields and names the first.
+
+    See Also
+    --------
+    confidences_from_logprobs : confidence from token log-probabilities instead.
 
     Examples
     --------

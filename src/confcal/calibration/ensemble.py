@@ -204,6 +204,11 @@ def align_signals(tables: Mapping[str, Any], *, key: Sequence[str] = ENTITY_KEY,
         ``correct`` differs between tables, or whose ``prediction`` does when every table
         has that column (not the same extraction); a confidence outside [0, 1].
 
+    See Also
+    --------
+    ConfidenceEnsemble : combines the aligned signals.
+    complementary_signals : which signals add information.
+
     Examples
     --------
     >>> import pandas as pd
@@ -443,6 +448,11 @@ def complementary_signals(*, n_documents: int = 200, seed: int = 0) -> dict[str,
         field, truth_index, pred_index, prediction, correct, confidence, cause`` (``cause``
         is ``"none"``, ``"reading"``, ``"meaning"`` or ``"both"``), equal but for
         ``confidence``.
+
+    See Also
+    --------
+    align_signals : the signals lined up per entity.
+    ensemble_report : the combined signal's metrics.
 
     Examples
     --------

@@ -58,6 +58,10 @@ class ThresholdResult:
     (``threshold, coverage, accuracy = result``; ``tuple(result)``), as the NamedTuple it
     replaced did. Compare fields, or ``tuple(result)``, with a tuple: the result itself
     equals only another ThresholdResult.
+
+    See Also
+    --------
+    threshold_for_accuracy : builds it.
     """
 
     threshold: float
@@ -77,6 +81,10 @@ class BudgetResult:
 
     A frozen dataclass that still unpacks as a 2-tuple (``budget, errors_left = result``),
     as the NamedTuple it replaced did (see :class:`ThresholdResult`).
+
+    See Also
+    --------
+    budget_for_residual_error : builds it.
     """
 
     budget: float
@@ -185,6 +193,11 @@ def threshold_for_accuracy(correct: ArrayLike, confidence: ArrayLike, *, target:
         Invalid arrays, a target outside (0, 1], an unknown bound, a confidence level
         outside [0.5, 1), or a confidence level without a bound.
 
+    See Also
+    --------
+    budget_for_residual_error : the review budget for a target error rate.
+    ecarb : what a review by confidence gains.
+
     Notes
     -----
     Ties: all predictions of equal confidence are accepted together, so the candidate
@@ -283,6 +296,11 @@ def budget_for_residual_error(correct: ArrayLike, confidence: ArrayLike, *,
         ``(budget, errors_left)``: the share reviewed (0.0 when the errors already are at
         most the target) and the errors not reviewed. Always attainable: reviewing
         everything leaves none.
+
+    See Also
+    --------
+    threshold_for_accuracy : the confidence threshold for a target accuracy.
+    review_count : how many predictions a budget reviews.
 
     Notes
     -----

@@ -69,6 +69,11 @@ class DemoRun:
         Where the confidence comes from, in words.
     predictions : Mapping[str, dict]
         doc_id -> predicted document.
+
+    See Also
+    --------
+    DemoCorpus : the corpus it belongs to.
+    load_demo : loads the corpus.
     """
 
     model: str
@@ -98,6 +103,11 @@ class DemoCorpus:
     manifest : Mapping[str, Any]
         The parsed ``manifest.json``: description (synthetic), seed, tiers with the
         degradations they stand for, models with their pipeline and confidence behaviour.
+
+    See Also
+    --------
+    load_demo : loads it.
+    score_documents : what its ``score`` runs.
     """
 
     truths: Mapping[str, dict[str, Any]]
@@ -208,6 +218,11 @@ def load_demo(corpus: str = "synthetic") -> DemoCorpus:
         ``truths`` (doc_id -> invoice), ``runs`` (16 :class:`DemoRun`, each with
         ``predictions`` doc_id -> predicted document and the run's ``metadata``), and the
         ``manifest``. ``corpus.score()`` gives the entity table of every run.
+
+    See Also
+    --------
+    score_documents : score your own documents the same way.
+    write_report : the report of the scored demo.
 
     Examples
     --------

@@ -445,6 +445,10 @@ class BrierDecomposition:
     brier : float
         The Brier score, as :func:`~confcal.metrics.brier` computes it.
     n_bins, binning : the bins used (those of :func:`~confcal.metrics.ece`).
+
+    See Also
+    --------
+    brier_decomposition : builds it.
     """
 
     reliability: float
@@ -572,6 +576,10 @@ class CalibrationSlope:
     slope, intercept : float
         NaN when the maximum-likelihood fit does not exist (see
         :func:`calibration_slope`).
+
+    See Also
+    --------
+    calibration_slope : builds it.
     """
 
     slope: float

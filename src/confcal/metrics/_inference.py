@@ -93,6 +93,10 @@ class CalibrationTest:
         independent outcomes would); None without.
     n_groups : int or None
         The number of documents, with ``groups``.
+
+    See Also
+    --------
+    calibration_test : builds it.
     """
 
     statistic: float
@@ -133,6 +137,10 @@ class DeLongTest:
         ``difference / standard_error``.
     p_value : float
         Two-sided, from the standard normal: ``erfc(|z| / sqrt(2))``.
+
+    See Also
+    --------
+    delong_test : builds it.
     """
 
     auroc_a: float
@@ -438,6 +446,12 @@ def calibration_test(correct: ArrayLike, confidence: ArrayLike, *,
     CalibrationTest
         ``statistic``, ``p_value``, ``bands`` (per bin), and the options.
 
+    See Also
+    --------
+    ece : the statistic it tests by default.
+    reliability_bins : the bins its bands are drawn for.
+    debiased_ece : an estimate of the error instead of a test.
+
     Notes
     -----
     **Independent null.** Outcome i ~ Bernoulli(c_i), independently. Given the
@@ -588,6 +602,11 @@ def delong_test(correct: ArrayLike, confidence_a: ArrayLike, confidence_b: Array
     DeLongTest
         ``auroc_a``, ``auroc_b``, ``difference`` (a - b), ``standard_error``, ``z``,
         ``p_value`` (two-sided, normal).
+
+    See Also
+    --------
+    auroc : the two estimates compared.
+    compare_systems : paired comparisons of every metric over documents.
 
     Notes
     -----

@@ -96,6 +96,10 @@ def review_count(budget: float, n: int) -> int:
     n : int
         Number of predictions (or, for integer weights, the total weight).
 
+    See Also
+    --------
+    ecarb : the review's gain over a random one.
+
     Notes
     -----
     The float 0.29 is 0.28999999999999998..., so floor(b·n) alone would review 28 of 100.
@@ -384,6 +388,13 @@ def auroc(correct: ArrayLike, confidence: ArrayLike, *,
         In [0, 1]; 0.5 is chance. NaN with an :class:`UndefinedMetricWarning` when all
         predictions are correct or all are incorrect.
 
+    See Also
+    --------
+    ece : does a confidence of 0.8 mean right 80% of the time?
+    ecarb : what a review of the least confident predictions gains.
+    delong_test : is the AUROC of one score different from another's?
+    calibration_report : every metric from one sort.
+
     Notes
     -----
     Equals ``sklearn.metrics.roc_auc_score(correct, confidence)`` (correct as the positive
@@ -427,6 +438,14 @@ def ece(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5, binning: 
     -------
     float in [0, 1]
 
+    See Also
+    --------
+    mce : the largest bin gap instead of the weighted mean.
+    debiased_ece : the same bins with the sampling bias removed.
+    smooth_ece : a calibration error without bins.
+    reliability_bins : the bins behind the number.
+    calibration_test : is the gap more than chance?
+
     Examples
     --------
     >>> # quantile, M=2, n=4: ranks 0,1 -> bin 0 (conf 0.2, 0.4; 1 correct): |0.5 - 0.3|
@@ -449,6 +468,11 @@ def mce(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5, binning: 
     Bins as in :func:`ece`. Empty bins are dropped, so a sparse bin can dominate: read it
     with the bin counts from :func:`reliability_bins`.
 
+    See Also
+    --------
+    ece : the weighted mean gap of the same bins.
+    reliability_bins : the bins behind the number.
+
     Examples
     --------
     >>> # same bins as the ece example: gaps 0.2 and 0.3 -> 0.3
@@ -466,6 +490,12 @@ def brier(correct: ArrayLike, confidence: ArrayLike, *,
     """Brier score: the mean of (confidence − correct)², in [0, 1]; lower is better.
 
     Equals ``sklearn.metrics.brier_score_loss(correct, confidence)``.
+
+    See Also
+    --------
+    brier_decomposition : reliability, resolution and uncertainty.
+    log_loss : the unbounded proper score.
+    calibration_report : every metric from one sort.
 
     Examples
     --------
@@ -504,6 +534,13 @@ def ecarb(correct: ArrayLike, confidence: ArrayLike, *, budget: float = 0.3,
     float
         NaN with an :class:`UndefinedMetricWarning` when there are no errors (E = 0; with
         weights, when the errors carry no weight).
+
+    See Also
+    --------
+    ecarb_ceiling : the best ECARB any ranking reaches at the budget.
+    ecarb_curve : ECARB over a grid of budgets.
+    review_count : how many predictions a budget reviews.
+    risk_coverage_curve : the same ranking read from the confident end.
 
     Notes
     -----
@@ -551,6 +588,11 @@ def ecarb_ceiling(correct: ArrayLike, *, budget: float = 0.3,
     paper's min(1/b, n/E) when b·n is whole. With ``sample_weight``, n, E and k are weights
     as in :func:`ecarb`.
 
+    See Also
+    --------
+    ecarb : the ECARB of the given ranking.
+    review_count : how many predictions a budget reviews.
+
     Examples
     --------
     >>> # n=100, E=20, k=30: min(30, 20) * 100 / (30 * 20) = 2000 / 600 = 3.333...
@@ -593,6 +635,11 @@ def ecarb_curve(correct: ArrayLike, confidence: ArrayLike, *,
         predictions reviewed (with ``sample_weight``, the weight K reviewed);
         ``errors_caught`` is the expected count under ``ties="expected"`` (the error weight
         with ``sample_weight``) and may be fractional.
+
+    See Also
+    --------
+    ecarb : one budget.
+    confcal.report.plots.ecarb_vs_budget : the curve drawn.
 
     Examples
     --------
@@ -662,6 +709,12 @@ def reliability_bins(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int =
         in it), ``count``, ``mean_confidence``, ``accuracy`` and ``gap`` =
         mean_confidence − accuracy (positive: overconfident). With ``sample_weight`` a
         ``weight`` column follows ``count`` and means and accuracy are weighted.
+
+    See Also
+    --------
+    ece : the weighted mean gap of these bins.
+    confcal.report.plots.reliability_diagram : the bins drawn.
+    calibration_test : consistency bands for each bin.
 
     Examples
     --------

@@ -94,6 +94,11 @@ class CalibrationReport:
         names (``extra:debiased_ece,smooth_ece``), the smooth ECE's bandwidth rule and the
         consistency test's statistic, null, redraws and seed. Reports are comparable when
         their signatures are equal.
+
+    See Also
+    --------
+    calibration_report : builds it.
+    confcal.metrics.sketch.CalibrationSketch.report : builds it from merged sketches.
     """
 
     n: int

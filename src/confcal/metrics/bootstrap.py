@@ -320,6 +320,12 @@ def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike
         such resamples are left out of that metric's percentiles, never counted as 0 or 1);
         and whether the interval was widened to contain the estimate (see Notes).
 
+    See Also
+    --------
+    compare_systems : paired resamples for a difference between systems.
+    calibration_test : a test of calibration instead of an interval.
+    debiased_ece : an ECE whose interval can reach zero.
+
     Notes
     -----
     A resample is the original data with every prediction of document d weighted by the

@@ -281,6 +281,11 @@ class CalibrationSketch:
         (the counts are the weights).
     resolution : float or None
 
+    See Also
+    --------
+    calibration_report : the same report from the rows.
+    confcal.dask.dask_calibration_report : sketches merged over Dask partitions.
+
     Notes
     -----
     Exactness: counts are integers, so merging is exact in any order and every metric of

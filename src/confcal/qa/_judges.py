@@ -274,6 +274,11 @@ class LLMJudge:
         ``failed`` (calls that raised a :class:`confcal.exceptions.ModelError`) and
         ``not_asked`` (empty answers, scored 0 without asking).
 
+    See Also
+    --------
+    RuleJudge : a judge without a model.
+    CascadeJudge : both in turn.
+
     Notes
     -----
     An empty answer is scored 0 without asking the model (the prompt's own rule). A
@@ -437,6 +442,12 @@ class CascadeJudge:
     counts : dict of str to int
         ``decided_first`` (answers ``first`` decided) and ``sent_on`` (answers passed to
         ``then``). :func:`cascade_table` counts who decided what from the verdicts.
+
+    See Also
+    --------
+    RuleJudge : the first judge.
+    LLMJudge : the judge for what is left.
+    cascade_table : what each stage decided.
 
     Notes
     -----

@@ -281,6 +281,11 @@ def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
     -------
     DataFrame
 
+    See Also
+    --------
+    check_records : the checks a record passes.
+    judge_records : judges them.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -514,6 +519,11 @@ def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
         (numeric when the names are numbers), then line order. Folders whose names start
         with ``__`` or ``.`` (``__pycache__``) are skipped, as DocBench's own scripts skip
         them, and listed in ``frame.attrs["skipped_folders"]``.
+
+    See Also
+    --------
+    load_records : records of your own system.
+    judge_records : judges them.
 
     Examples
     --------

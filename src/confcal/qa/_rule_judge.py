@@ -210,6 +210,12 @@ class RuleJudge:
     dayfirst : bool, default False
         Read an ambiguous 03/01/2024 as 3 January (False) or 1 March (True).
 
+    See Also
+    --------
+    LLMJudge : a model as the judge.
+    CascadeJudge : the rule judge first, a model for what it leaves undecided.
+    judge_records : runs a judge over records.
+
     Notes
     -----
     The rules read English. ``evidence`` is accepted for the shared call and not used:

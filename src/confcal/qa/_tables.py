@@ -329,6 +329,11 @@ def accuracy_table(records: Records, verdicts: Verdicts, *,
         judged) and ``ci_low``, ``ci_high``; with ``convention="docbench"`` also
         ``counted_differently``.
 
+    See Also
+    --------
+    judge_records : the verdicts it counts.
+    wilson_interval : the intervals of each share.
+
     Notes
     -----
     Strict: ``judged`` = correct + wrong. Undecided, unparseable and failed verdicts are
@@ -492,6 +497,10 @@ def judge_agreement(a: Verdicts, b: Verdicts) -> dict[str, Any]:
         ``"excluded"``: pairs left out; ``"undecided_a"``, ``"undecided_b"``: verdicts
         without a score on each side.
 
+    See Also
+    --------
+    accuracy_table : one judge's accuracy.
+
     Notes
     -----
     With no pair to compare, agreement and kappa are NaN; kappa is NaN too when p_e = 1
@@ -609,6 +618,10 @@ def calibration_table(records: Records, verdicts: Verdicts, *,
         or unparseable verdict), then the columns of
         :meth:`confcal.CalibrationReport.to_frame` over the remaining answers (``n`` of
         them).
+
+    See Also
+    --------
+    calibration_report : the metrics it reports.
 
     Notes
     -----

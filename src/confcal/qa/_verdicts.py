@@ -219,6 +219,11 @@ def judge_records(records: Records, judge: Judge, *, prefix: str = "verdict") ->
         ``<prefix>_reply`` (its reply as given) and ``<prefix>_convention`` (which
         convention read it), which the DocBench aggregation reads.
 
+    See Also
+    --------
+    accuracy_table : accuracy by domain and question type.
+    judge_agreement : two judges compared.
+
     Examples
     --------
     >>> from confcal.qa.docqa import RuleJudge

@@ -217,6 +217,12 @@ def compare_systems(tables: Mapping[Hashable, pd.DataFrame], *, baseline: Hashab
         ``on``, ``dropped`` (per system: documents and rows left out), ``n_resamples``,
         ``confidence_level``, ``seed``, ``budgets``, ``n_bins``, ``binning``.
 
+    See Also
+    --------
+    compare_runs : each run's own metrics and intervals.
+    delong_test : an analytic test of two AUROCs on the same rows.
+    bootstrap_ci : one system's intervals.
+
     Notes
     -----
     **Paired resamples.** Each resample draws the G shared documents with replacement

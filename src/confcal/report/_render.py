@@ -63,6 +63,11 @@ def format_runs(runs: pd.DataFrame, *, digits: int = 3) -> pd.DataFrame:
     interval reads ``0.812 [0.790, 0.833]``; NaN reads ``n/a``. Headers become short names
     (``WOA``, ``ECARB@0.3``, ``max@0.3`` for the ECARB ceiling).
 
+    See Also
+    --------
+    compare_runs : the table it formats.
+    to_markdown : the formatted table as Markdown.
+
     Examples
     --------
     >>> import pandas as pd
@@ -124,6 +129,10 @@ def format_differences(runs: pd.DataFrame, *, digits: int = 3) -> pd.DataFrame:
     ``+0.012 [-0.004, 0.029] p=0.140``, the paired difference from the baseline run, its
     interval and p-value (:func:`compare_systems`). The baseline's rows, and runs without a
     baseline to compare with, are left out.
+
+    See Also
+    --------
+    write_report : adds the differences with ``baseline=``.
 
     Examples
     --------
@@ -639,6 +648,11 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     Returns
     -------
     WrittenReport
+
+    See Also
+    --------
+    compare_runs : the table it renders.
+    compare_systems : the paired differences of ``baseline=``.
 
     Notes
     -----

@@ -291,6 +291,13 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
         ``budgets``, ``n_resamples``, ``confidence_level``, ``n_bins``, ``binning``,
         ``seed``, ``extra``).
 
+    See Also
+    --------
+    compare_systems : paired differences between runs on the same documents.
+    compare_runs_sketched : the same table from streamed files.
+    write_report : the table with figures, in a folder.
+    calibration_report : the metrics of one run.
+
     Notes
     -----
     Intervals resample **documents** of the group with replacement (all rows of a document
@@ -427,6 +434,11 @@ def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any,
 
     Summaries of different tables merge with :func:`merge_summaries`; :func:`runs_table`
     turns them into the :func:`compare_runs` table.
+
+    See Also
+    --------
+    merge_summaries : combines summaries of several tables.
+    runs_table : turns them into the runs table.
     """
     frame = check_entities(entities)
     by = check_by(list(by), frame)
@@ -442,7 +454,12 @@ def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any,
 
 def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary]
                     ) -> dict[tuple[Any, ...], RunSummary]:
-    """Merge per-group summaries; groups keep the order of first appearance."""
+    """Merge per-group summaries; groups keep the order of first appearance.
+
+    See Also
+    --------
+    summarize_runs : builds the summaries.
+    """
     out: dict[tuple[Any, ...], RunSummary] = {}
     for part in parts:
         for key, summary in part.items():
@@ -453,7 +470,13 @@ def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary]
 def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], *,
                budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                binning: str = "quantile") -> pd.DataFrame:
-    """The :func:`compare_runs` table (``n_resamples=0``) from merged summaries."""
+    """The :func:`compare_runs` table (``n_resamples=0``) from merged summaries.
+
+    See Also
+    --------
+    summarize_runs : the summaries it reads.
+    compare_runs : the same table from the rows.
+    """
     budgets = check_budgets(budgets)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
@@ -491,6 +514,10 @@ def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[
         columns of every one.
     by, budgets, n_bins, binning
         As in :func:`compare_runs`.
+
+    See Also
+    --------
+    compare_runs : the table with intervals, from the rows.
 
     Examples
     --------

@@ -122,6 +122,10 @@ def catastrophic_failures(entities: pd.DataFrame, *, null_fraction: float = 0.8,
         (``n_null / n_types``; NaN when ``n_types`` is 0) and ``catastrophic`` (bool;
         False when ``n_types`` is 0: nothing was there to miss).
 
+    See Also
+    --------
+    degradation_tiers : accuracy drop per pipeline.
+
     Notes
     -----
     An entity type is a ``field`` value (``"Agency"``, ``"LineItems.Rate"``). A type
@@ -226,6 +230,10 @@ def degradation_tiers(entities: pd.DataFrame, *, baseline: str = "original",
     UndefinedMetricWarning
         For a pipeline with no compared document or no evaluated entity (only TN rows):
         its accuracy, drop and tier are missing.
+
+    See Also
+    --------
+    catastrophic_failures : documents a degradation breaks.
 
     Notes
     -----

@@ -201,6 +201,11 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
     -------
     matplotlib.figure.Figure
 
+    See Also
+    --------
+    reliability_bins : the bins as a table.
+    calibration_test : the consistency bands.
+
     Examples
     --------
     >>> import numpy as np
@@ -334,6 +339,10 @@ def ecarb_vs_budget(correct: ArrayLike, confidence: ArrayLike, *,
     -------
     matplotlib.figure.Figure
 
+    See Also
+    --------
+    ecarb_curve : the numbers drawn.
+
     Notes
     -----
     The line ECARB = 1 is a random review. With no errors ECARB is undefined:
@@ -411,6 +420,10 @@ def auroc_vs_woa(runs: pd.DataFrame, *, label: str | Sequence[str] | None = None
     Returns
     -------
     matplotlib.figure.Figure
+
+    See Also
+    --------
+    compare_runs : the runs table it draws.
 
     Notes
     -----

@@ -189,6 +189,10 @@ def parse_date(text: Any, *, dayfirst: bool = False) -> date:
     ValidationError
         If the text is not a complete calendar date.
 
+    See Also
+    --------
+    Date : compares parsed dates.
+
     Examples
     --------
     >>> parse_date("03/01/2024")
@@ -232,6 +236,11 @@ class Date(BatchedMethods):
     ----------
     default_threshold : float
         1.0: the comparator is binary, so every threshold in (0, 1] means "same day".
+
+    See Also
+    --------
+    parse_date : how a value is read as a date.
+    Number : the comparator for numbers.
 
     Examples
     --------

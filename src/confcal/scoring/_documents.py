@@ -297,6 +297,11 @@ def iter_documents(path: str | os.PathLike[str], *, limits: InputLimits | None =
     ------
     (doc_id, document)
 
+    See Also
+    --------
+    confcal.scoring.io.read_documents : everything at once.
+    score_documents_iter : scores the stream.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -363,6 +368,11 @@ def read_documents(path: str | os.PathLike[str], *, allow_empty: bool = False,
         an object, no documents (unless ``allow_empty``), input beyond ``limits``. The
         error's ``source`` and ``line`` attributes say the same (and ``doc_id`` once the
         line's doc id is known).
+
+    See Also
+    --------
+    confcal.scoring.io.iter_documents : the same pairs streamed.
+    score_documents : scores them.
 
     Examples
     --------

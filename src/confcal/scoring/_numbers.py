@@ -204,6 +204,10 @@ def parse_number(text: Any, *, decimal: str = ".") -> float:
         first group of 1-3; two-digit Indian groups are accepted before the last three):
         ``"1,5"`` with ``decimal="."`` is refused rather than read as 15.
 
+    See Also
+    --------
+    Number : compares parsed numbers.
+
     Examples
     --------
     >>> parse_number("$1,234.50")
@@ -281,6 +285,11 @@ class Number(BatchedMethods):
     ----------
     default_threshold : float
         1.0: the comparator is binary, so every threshold in (0, 1] means "within tolerance".
+
+    See Also
+    --------
+    parse_number : how a value is read as a number.
+    Text : the comparator for text.
 
     Notes
     -----

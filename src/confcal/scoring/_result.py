@@ -100,6 +100,11 @@ class ExtractionResult:
         Two results are comparable when their signatures are equal. Empty for a result
         built by hand.
 
+    See Also
+    --------
+    score_documents : builds it.
+    confcal.scoring.io.write_entities : its entity table to a file.
+
     Notes
     -----
     precision = TP / (TP + FD + FA), recall = TP / (TP + FD + FN), F1 their harmonic mean

@@ -515,6 +515,13 @@ def score_documents(
         is in the error's ``doc_id``, ``field`` and ``index`` (position in ``truths``)
         attributes.
 
+    See Also
+    --------
+    score_documents_iter : the same scoring as a stream, in bounded memory.
+    confcal.scoring.io.read_documents : documents and predictions from files.
+    match_items : how line items are paired.
+    compare_runs : the runs table of the entity table.
+
     Notes
     -----
     Every schema field yields rows for every truth document (TN when both sides are

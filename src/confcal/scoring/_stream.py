@@ -74,6 +74,11 @@ def score_documents_iter(
         triple has its position in ``pairs`` as its ``index`` attribute (for a repeated
         doc id, the second position), besides ``doc_id`` and ``field`` when known.
 
+    See Also
+    --------
+    score_documents : everything in memory at once.
+    confcal.scoring.io.iter_documents : documents streamed from files.
+
     Notes
     -----
     Repeated doc ids are detected across chunks with a set of the ids seen so far (and

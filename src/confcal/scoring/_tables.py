@@ -392,6 +392,10 @@ def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path
     pathlib.Path
         The path written.
 
+    See Also
+    --------
+    confcal.scoring.io.read_entities : reads it back, values and types intact.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -456,6 +460,12 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
         ``doc_id``, ``truth`` and ``prediction`` as text, ``field`` and ``outcome`` as text,
         the numeric columns as numbers, other columns as read.
 
+    See Also
+    --------
+    confcal.scoring.io.write_entities : writes what this reads.
+    confcal.scoring.io.iter_entities : the same table in chunks.
+    compare_runs : the runs table of it.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -505,6 +515,11 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
     Yields
     ------
     pandas.DataFrame
+
+    See Also
+    --------
+    confcal.scoring.io.read_entities : the whole table at once.
+    confcal.report.compare_runs_sketched : the runs table from chunks.
 
     Examples
     --------
@@ -710,6 +725,10 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
         row of a CSV file (``row="line", offset=2``). The error's ``field`` attribute is the
         column, and ``line`` (with ``row="line"``) or else ``index`` the first offending
         row as the message numbers it.
+
+    See Also
+    --------
+    confcal.scoring.io.read_entities : reads and checks a file.
 
     Examples
     --------

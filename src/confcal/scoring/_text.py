@@ -62,6 +62,10 @@ def normalize_text(value: Any, *, ignore_punctuation: bool = False) -> str:
     -------
     str
 
+    See Also
+    --------
+    Text : compares normalised text.
+
     Examples
     --------
     >>> normalize_text("  ACME\\u00a0 Media,  Inc. ")
@@ -110,6 +114,11 @@ class Text(BatchedMethods):
         and no edit at all in a value shorter than ten characters, where one character is
         the value ("Net 30" vs "Net 60": 0.83). The lenient ANLS cut-off of document VQA,
         0.5 (:data:`ANLS_THRESHOLD`), is there to ask for explicitly.
+
+    See Also
+    --------
+    Exact : equality after normalisation only.
+    normalize_text : the normalisation both apply.
 
     Examples
     --------
@@ -172,6 +181,10 @@ class Exact(BatchedMethods):
     ----------
     default_threshold : float
         1.0: the comparator is binary, so every threshold in (0, 1] means "equal".
+
+    See Also
+    --------
+    Text : similarity with an acceptance threshold.
 
     Examples
     --------

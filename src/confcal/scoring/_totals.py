@@ -128,6 +128,11 @@ class ExtractionTotals:
     tp, fd, fa, fn, tn : int
         Row counts by outcome.
 
+    See Also
+    --------
+    ExtractionResult : its totals.
+    compare_runs : WOA and F1 per run.
+
     Examples
     --------
     >>> a = ExtractionTotals(weight=3.0, weighted_similarity=2.5, tp=2, fd=1)

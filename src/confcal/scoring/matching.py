@@ -103,6 +103,11 @@ def match_items(
         The pairs in increasing truth index, then the unpaired truth items
         ``(i, None, 0.0)``, then the unpaired predicted items ``(None, j, 0.0)``.
 
+    See Also
+    --------
+    score_documents : scores the paired items.
+    Schema : the item comparators and the match threshold.
+
     Notes
     -----
     The item similarity is ``sum_f w_f * s_f / sum_f w_f`` over the sub-fields where at

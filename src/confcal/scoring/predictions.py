@@ -37,7 +37,12 @@ _CANDIDATE_KEYS = frozenset({"value", "probability"})
 
 
 class Prediction(NamedTuple):
-    """A parsed predicted leaf."""
+    """A parsed predicted leaf.
+
+    See Also
+    --------
+    parse_prediction : builds it.
+    """
 
     value: Any
     """The predicted value (possibly missing)."""
@@ -177,6 +182,11 @@ def parse_prediction(leaf: Any) -> Prediction:
         If the leaf is malformed (module docstring); its ``field`` attribute is the
         offending part of the leaf (``confidence``, ``candidates[1].probability``), None
         when it is the leaf as a whole.
+
+    See Also
+    --------
+    Prediction : what it returns.
+    score_documents : reads every leaf with it.
 
     Examples
     --------

@@ -67,6 +67,10 @@ def fcc_invoice(
     -------
     Schema
         ``fcc_invoice()`` equals :data:`FCC_INVOICE`.
+
+    See Also
+    --------
+    Schema : build your own.
     """
     text = Field(Text(), threshold=text_threshold)
     amount = Field(Number(rel_tol=0.01))

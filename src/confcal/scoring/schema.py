@@ -63,6 +63,11 @@ class Field:
     weight : float in [1e-100, 1e100], default 1.0
         Weight of this field's entities in WOA (the ``weight`` column of the entity table).
 
+    See Also
+    --------
+    Schema : holds the fields.
+    Text : the default text comparator.
+
     Examples
     --------
     >>> Field(Text()).threshold
@@ -124,6 +129,11 @@ class Items:
     weight : float in [1e-100, 1e100], default 1.0
         Multiplies the sub-field weights in the entity table's ``weight`` column.
 
+    See Also
+    --------
+    match_items : how the items are paired.
+    Schema : holds them.
+
     Examples
     --------
     >>> items = Items({"Description": Field(Text()), "Rate": Field(Number())}, match_threshold=0.5)
@@ -181,6 +191,13 @@ class Schema:
         The names used in the entity table's ``field`` column, in schema order: a top-level
         field by its name (``"Agency"``), a line-item sub-field as ``"<items>.<sub-field>"``
         (``"LineItems.Rate"``), with the item indices in ``truth_index``/``pred_index``.
+
+    See Also
+    --------
+    Field : one document field.
+    Items : a list of line items.
+    fcc_invoice : the ConfBench schema.
+    score_documents : scores documents against a schema.
 
     Examples
     --------
