@@ -11,9 +11,9 @@ modalities, with two kinds of confidence (and the paper's future-work third):
 * **Verbalized** (:func:`extract_verbalized`): the 1S-TopK prompt asks, in one step and
   without reasoning, for the top-k candidate values of every field (line items included)
   with a probability each; the answer is read by :func:`confcal.calibration.confidence.parse_topk`.
-* **Log-probability** (:func:`extract_logprob`): greedy decoding of a plain JSON answer
-  with each token's log-probability and its top alternatives (OpenAI-compatible
-  endpoints); every value's tokens are found by
+* **Log-probability** (:func:`extract_logprob`): a plain JSON answer (greedy where the
+  server takes ``sampling={"temperature": 0.0}``) with each token's log-probability and
+  its top alternatives (OpenAI-compatible endpoints); every value's tokens are found by
   :func:`confcal.calibration.confidence.value_token_spans` and aggregated
   (:func:`confcal.calibration.confidence.confidences_from_logprobs`).
 * **Two-stage verbalized** (:func:`extract_two_stage`): call 1 asks for the values only;
