@@ -575,14 +575,13 @@ def test_api_reference_lists_the_new_modules():
 def test_cli_prompt_template_is_sent_verbatim_and_rebuilt_from_the_run_folder(
         local, data, tmp_path):
     # a template of the user's (DocBench's own prompt would be passed the same way): its
-    # final newline kept, placeholders filled once; an empty system prompt file sends ""
+    # final newline kept, placeholders filled once; --system-prompt '' sends an empty one
     template = "Read this file:\n{{document}}\n\nNow answer: {{question}}\n"
-    (tmp_path / "prompt.txt").write_text(template, encoding="utf-8")
-    (tmp_path / "system.txt").write_text("", encoding="utf-8")
+    # written with a byte order mark, which is not text: the template starts after it
+    (tmp_path / "prompt.txt").write_text(template, encoding="utf-8-sig")
     with ReaderServer(content="an answer") as server:
         assert cli(server, data, tmp_path, "--prompt-template", str(tmp_path / "prompt.txt"),
-                   "--system-prompt", str(tmp_path / "system.txt"),
-                   "--temperature", "0", "--top-p", "0.1") == 0
+                   "--system-prompt", "", "--temperature", "0", "--top-p", "0.1") == 0
     sent = {m["content"] for body in server.requests for m in body["messages"]
             if m["role"] == "user"}
     for body in server.requests:
@@ -619,6 +618,10 @@ def test_cli_prompt_files_are_checked_before_any_call(local, data, tmp_path, cap
         assert cli(server, data, tmp_path, "--no-cache", "--prompt-template",
                    str(tmp_path / "latin1.txt")) == 1
         assert "must be UTF-8 text; found byte 0xe9 at offset 29" in capsys.readouterr().err
+        (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf{{document}} {{question}} \xff")
+        assert cli(server, data, tmp_path, "--no-cache", "--prompt-template",
+                   str(tmp_path / "bom.txt")) == 1
+        assert "found byte 0xff at offset 29" in capsys.readouterr().err
         assert cli(server, data, tmp_path, "--top-p", "0") == 2
         assert "--top-p: must be a number in (0, 1]; found '0'" in capsys.readouterr().err
         assert cli(server, data, tmp_path, "--temperature", "nan") == 2

@@ -6,7 +6,7 @@
                    [--system NAME] [--cache-dir DIR | --no-cache] [--concurrency N]
                    [--max-tokens N] [--margin F] [--domain LABEL] [--api-key-env VAR]
                    [--timeout S] [--max-retries N] [--prompt-template FILE]
-                   [--system-prompt FILE] [--temperature T] [--top-p P] [--top-k K]
+                   [--system-prompt TEXT] [--temperature T] [--top-p P] [--top-k K]
                    [--max-tokens-field NAME]
 
 It calls :func:`confcal.extras.docbench.run_docbench` with an
@@ -23,13 +23,12 @@ sends ``qa run`` here before parsing anything else.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from .._options import int_at_least, number_in, positive
+from .._options import add_sampling, int_at_least, number_in, positive, sampling
 from ..exceptions import ConfcalError, ValidationError
 
 __all__ = ["QA_RUN_HELP", "is_qa_run", "qa_run_main"]
@@ -52,22 +51,6 @@ def is_qa_run(argv: Sequence[str]) -> bool:
     words = [a for a in argv if a not in _FLAGS]
     # "qa run" as one word is how `confcal --help` lists it; a shell user may copy it quoted
     return words[:2] == ["qa", "run"] or words[:1] == ["qa run"]
-
-
-def _number(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
-    """An argparse type: a finite number in [low, high] ((low, high] with ``low_open``)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and (value > low if low_open else value >= low)
-                and value <= high):
-            shown = "a finite number >= 0" if high == math.inf else \
-                f"a number in {'(' if low_open else '['}{low:g}, {high:g}]"
-            raise argparse.ArgumentTypeError(f"must be {shown}; found {text!r}")
-        return value
-    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -122,17 +105,10 @@ def _parser() -> argparse.ArgumentParser:
                              "with {{document}} (the document's text) and {{question}} "
                              "filled in, e.g. DocBench's own prompt (default: confcal's "
                              "'{{document}}\\n\\nQuestion: {{question}}\\nAnswer:')")
-    parser.add_argument("--system-prompt", type=Path, metavar="FILE",
-                        help="the system prompt: a UTF-8 text file used exactly as written "
-                             "(an empty file sends an empty one; default: confcal's "
-                             "instruction)")
-    parser.add_argument("--temperature", type=_number(0.0, math.inf), metavar="T",
-                        help="send this temperature (default: none sent, the server "
-                             "decides; 0 asks for greedy decoding where the server takes it)")
-    parser.add_argument("--top-p", type=_number(0.0, 1.0, low_open=True), metavar="P",
-                        help="send this top_p (default: none sent)")
-    parser.add_argument("--top-k", type=int_at_least(1), metavar="K",
-                        help="send this top_k (default: none sent)")
+    parser.add_argument("--system-prompt", metavar="TEXT",
+                        help="the system message (default: confcal's instruction; '' sends "
+                             "an empty one)")
+    add_sampling(parser)
     parser.add_argument("--max-tokens-field", choices=("max_completion_tokens", "max_tokens"),
                         help="the request field of the answer's token limit (default: "
                              "max_completion_tokens for api.openai.com, max_tokens for any "
@@ -143,16 +119,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_prompt(path: Path | None, option: str) -> str | None:
-    """The file's text exactly as written (a final newline included), or None."""
-    if path is None:
-        return None
+def _read_template(path: Path) -> str:
+    """The file's text exactly as written, a final newline included (a UTF-8 byte order
+    mark is not text)."""
     data = path.read_bytes()
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValidationError(f"{option} {str(path)!r} must be UTF-8 text; found byte "
-                              f"{data[exc.start]:#04x} at offset {exc.start}",
+        offset = exc.start + 3 * data.startswith(b"\xef\xbb\xbf")
+        raise ValidationError(f"--prompt-template {str(path)!r} must be UTF-8 text; found "
+                              f"byte {data[offset]:#04x} at offset {offset}",
                               source=path) from None
 
 
@@ -160,9 +136,8 @@ def _run(args: argparse.Namespace) -> int:
     from ..extras.clients import OpenAICompatibleClient
     from ..extras.docbench import DEFAULT_SYSTEM_PROMPT, DEFAULT_TEMPLATE, run_docbench
 
-    template = _read_prompt(args.prompt_template, "--prompt-template")
-    system_prompt = _read_prompt(args.system_prompt, "--system-prompt")
-    sampling = {"temperature": args.temperature, "top_p": args.top_p, "top_k": args.top_k}
+    template = (DEFAULT_TEMPLATE if args.prompt_template is None
+                else _read_template(args.prompt_template))
     client = OpenAICompatibleClient(args.base_url, args.model,
                                     api_key_env=args.api_key_env or None,
                                     timeout=args.timeout, max_retries=args.max_retries,
@@ -175,10 +150,10 @@ def _run(args: argparse.Namespace) -> int:
                        cache_dir=cache, system=args.system, max_tokens=args.max_tokens,
                        margin=args.margin, concurrency=args.concurrency,
                        domains=None if domain is None else (lambda _folder: domain),
-                       template=DEFAULT_TEMPLATE if template is None else template,
-                       system_prompt=(DEFAULT_SYSTEM_PROMPT if system_prompt is None
-                                      else system_prompt),
-                       sampling=sampling, progress=args.progress or sys.stderr.isatty())
+                       template=template,
+                       system_prompt=(DEFAULT_SYSTEM_PROMPT if args.system_prompt is None
+                                      else args.system_prompt),
+                       sampling=sampling(args), progress=args.progress or sys.stderr.isatty())
     c = run.counts
     print(f"{c['questions']:,} questions on {c['documents']:,} documents "
           f"({c['documents_cut']:,} cut to fit {args.context_tokens:,} tokens): "
