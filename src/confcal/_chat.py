@@ -102,9 +102,9 @@ class ChatRequest:
     images: tuple[bytes, ...] = ()
     max_tokens: int = 4096
     temperature: float | None = None
-    top_logprobs: int = 0
     top_p: float | None = None
     top_k: int | None = None
+    top_logprobs: int = 0
 
     def __post_init__(self) -> None:
         for name in ("system", "text"):

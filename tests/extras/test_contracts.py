@@ -380,6 +380,26 @@ def test_bedrock_inference_config_carries_only_what_was_set(bedrock):
         "default; drop it from the caller's sampling=) so that the server decides")
 
 
+def test_bedrock_a_model_naming_either_spelling_of_top_p_says_how_to_unset_it(bedrock):
+    from botocore.stub import Stubber
+
+    with Stubber(bedrock.runtime) as stub:
+        for said in ("topP", "top_p"):
+            stub.add_client_error("converse", service_error_code="ValidationException",
+                                  http_status_code=400,
+                                  service_message=f"{said} must not be set with temperature")
+        for _ in range(2):
+            with pytest.raises(ModelHTTPError, match=r"the server refused top_p=0\.9, which "
+                                                     r"the request set"):
+                bedrock.complete(ChatRequest("s", "t", top_p=0.9))
+        # a 400 about something else is left as the server said it
+        stub.add_client_error("converse", service_error_code="ValidationException",
+                              http_status_code=400, service_message="messages: bad role")
+        with pytest.raises(ModelHTTPError) as info:
+            bedrock.complete(ChatRequest("s", "t", top_p=0.9))
+    assert "leave it unset" not in str(info.value)
+
+
 def test_bedrock_a_model_refusing_temperature_says_how_to_unset_it(bedrock, tmp_path):
     from botocore.stub import Stubber
 

@@ -434,9 +434,10 @@ def refused_sampling(exc: ModelHTTPError, sent: Mapping[str, tuple[str, Any]]
     """``exc`` with a hint when the server's 400/422 names a sampling parameter it was sent.
 
     ``sent`` maps each sampling parameter's name on the wire (``"temperature"``,
-    ``"topP"``) to its :class:`~confcal._chat.ChatRequest` name and value. A server that
-    refuses one ("`temperature` is deprecated for this model", "temperature: Extra inputs
-    are not permitted", "Unsupported value: 'temperature' ...") names it in its message;
+    ``"topP"``) to its :class:`~confcal._chat.ChatRequest` name and value; a message
+    naming either spelling counts. A server that refuses one ("`temperature` is
+    deprecated for this model", "temperature: Extra inputs are not permitted",
+    "Unsupported value: 'temperature' ...") names it in its message;
     the error is then re-raised saying which parameter the request set and how to unset
     it. Any other error is returned unchanged.
 
@@ -454,7 +455,8 @@ the server decides
         return exc
     text = str(exc)
     for wire, (name, value) in sent.items():
-        if re.search(rf"(?<![A-Za-z0-9_]){re.escape(wire)}(?![A-Za-z0-9_])", text):
+        spelled = "|".join(re.escape(w) for w in dict.fromkeys((wire, name)))
+        if re.search(rf"(?<![A-Za-z0-9_])(?:{spelled})(?![A-Za-z0-9_])", text):
             return ModelHTTPError(
                 f"{text}; the server refused {name}={value!r}, which the request set: "
                 f"{_UNSET_HINT.format(name=name)}", status=exc.status,
