@@ -11,6 +11,7 @@ checked row by row against what the clients send.
 from __future__ import annotations
 
 import datetime
+import http.client
 import json
 import re
 from collections.abc import Callable
@@ -138,7 +139,6 @@ def test_the_version_servers_refuse_a_missing_or_other_version():
             anthropic(old).complete(ChatRequest("s", "t"))
         body = json.dumps({"model": "m", "max_tokens": 8, "messages": []})
         for server in (new, old):
-            import http.client
             conn = http.client.HTTPConnection("127.0.0.1", int(server.origin.rsplit(":", 1)[1]))
             conn.request("POST", "/v1/messages", body=body, headers={"x-api-key": KEY})
             reply = conn.getresponse()
