@@ -312,8 +312,13 @@ def main() -> None:
         for modality in MODALITIES:
             # the paper's two strategies (the stand-in does not play the two-stage scorer)
             for strategy in ("verbalized", "logprob"):
+                # the paper decodes its logprob pass greedily (temperature 0, top_p 0.1); a
+                # self-hosted server takes both, and the verbalized pass sends none
+                sampling = ({"temperature": 0.0, "top_p": 0.1} if strategy == "logprob"
+                            else None)
                 run = run_extraction(client, documents, modality=modality, strategy=strategy,
-                                     cache_dir=out / "cache", progress=False)
+                                     sampling=sampling, cache_dir=out / "cache",
+                                     progress=False)
                 if run.failures:
                     print(f"{modality}/{strategy}: {len(run.failures)} failed:",
                           next(iter(run.failures.values()))["message"])

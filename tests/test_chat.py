@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from confcal._chat import ChatCache, ChatRequest, ChatResponse
+from _profiles import examples
+from confcal._chat import (
+    SAMPLING_PARAMETERS,
+    ChatCache,
+    ChatRequest,
+    ChatResponse,
+    check_sampling,
+)
 from confcal.exceptions import ValidationError
 
 
@@ -112,3 +122,60 @@ def test_concurrent_writers_and_readers_agree(tmp_path):
     with ThreadPoolExecutor(8) as pool:
         texts = list(pool.map(roundtrip, requests))
     assert texts == [f"answer to document {i}" for i in range(64)] and cache.rejected == []
+
+
+# ------------------------------------------------------------------- sampling parameters
+def test_sampling_parameters_are_unset_by_default_and_sent_only_when_set():
+    request = ChatRequest("s", "t")
+    assert (request.temperature, request.top_p, request.top_k) == (None, None, None)
+    assert request.sampling() == {}
+    # an int temperature is kept as the float it means; top_k stays an int
+    assert ChatRequest("s", "t", temperature=0, top_k=5).sampling() == {
+        "temperature": 0.0, "top_k": 5}
+    assert ChatRequest("s", "t", top_p=1).sampling() == {"top_p": 1.0}
+
+
+@pytest.mark.parametrize("name, value, wanted", [
+    ("temperature", -0.1, "a finite number >= 0"),
+    ("temperature", float("inf"), "a finite number >= 0"),
+    ("temperature", True, "a finite number >= 0"),
+    ("temperature", "0", "a finite number >= 0"),
+    ("top_p", 0, r"a number in \(0, 1\]"),
+    ("top_p", 1.5, r"a number in \(0, 1\]"),
+    ("top_p", float("nan"), r"a number in \(0, 1\]"),
+    ("top_k", 0, "an integer >= 1"),
+    ("top_k", 2.0, "an integer >= 1"),
+    ("top_k", False, "an integer >= 1"),
+])
+def test_a_bad_sampling_parameter_is_refused_naming_it(name, value, wanted):
+    with pytest.raises(ValidationError, match=f"^{name} must be {wanted}, or None to leave "
+                                              f"it unset; found "):
+        ChatRequest("s", "t", **{name: value})
+
+
+def test_check_sampling_takes_only_the_sampling_names():
+    assert check_sampling({"temperature": 0, "top_p": None}) == {"temperature": 0}
+    with pytest.raises(ValidationError, match="sampling may name only temperature, top_p, "
+                                              "top_k; found 'seed'"):
+        check_sampling({"seed": 1})
+    with pytest.raises(ValidationError, match="sampling must be a mapping"):
+        check_sampling([("temperature", 0)])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="^top_p must be a number in"):
+        check_sampling({"top_p": 2})
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(st.fixed_dictionaries({}, optional={
+    "temperature": st.floats(0, 2), "top_p": st.floats(0.01, 1), "top_k": st.integers(1, 99)}))
+def test_a_request_leaving_sampling_to_the_server_never_shares_a_key(values):
+    # the cache identity tells unset from set (temperature 0 included), parameter by
+    # parameter: an answer asked one way is never served to a request asked another
+    with tempfile.TemporaryDirectory() as folder:
+        cache = ChatCache(folder, kind="extraction")
+    request = ChatRequest("s", "t", **values)
+    assert request.sampling() == {k: (float(v) if k != "top_k" else v)
+                                  for k, v in values.items()}
+    printed = request.fingerprint()
+    assert all(printed[name] is None for name in SAMPLING_PARAMETERS if name not in values)
+    base = ChatCache.digest(cache.identity(Client(), ChatRequest("s", "t")))
+    assert (ChatCache.digest(cache.identity(Client(), request)) == base) == (not values)

@@ -21,7 +21,45 @@ from typing import Any, Protocol, runtime_checkable
 from ._files import atomic_write, read_json_object
 from .exceptions import ValidationError
 
-__all__ = ["ChatCache", "ChatClient", "ChatRequest", "ChatResponse"]
+__all__ = ["SAMPLING_PARAMETERS", "ChatCache", "ChatClient", "ChatRequest", "ChatResponse",
+           "check_sampling"]
+
+SAMPLING_PARAMETERS: tuple[str, ...] = ("temperature", "top_p", "top_k")
+"""The decoding settings a :class:`ChatRequest` sends only when set (None: not sent)."""
+
+
+def check_sampling(sampling: Mapping[str, Any] | None, name: str = "sampling"
+                   ) -> dict[str, Any]:
+    """``sampling`` as keyword arguments of :class:`ChatRequest`, checked.
+
+    A caller that builds requests for someone else (an extraction, a judge, a QA run) takes
+    the sampling parameters as one mapping and passes them on: only the names of
+    :data:`SAMPLING_PARAMETERS` are accepted, and an empty mapping or None sets none.
+
+    Examples
+    --------
+    >>> check_sampling({"temperature": 0})
+    {'temperature': 0}
+    >>> check_sampling(None)
+    {}
+    >>> check_sampling({"temprature": 0})
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: sampling may name only temperature, top_p, top_k; \
+found 'temprature'
+    """
+    if sampling is None:
+        return {}
+    if not isinstance(sampling, Mapping):
+        raise ValidationError(f"{name} must be a mapping such as {{'temperature': 0}}, or None; "
+                              f"found {type(sampling).__name__}")
+    unknown = [k for k in sampling if k not in SAMPLING_PARAMETERS]
+    if unknown:
+        raise ValidationError(f"{name} may name only {', '.join(SAMPLING_PARAMETERS)}; "
+                              f"found {unknown[0]!r}")
+    values = {k: v for k, v in sampling.items() if v is not None}
+    ChatRequest("", "", **values)  # the request's own checks, naming the parameter
+    return values
 
 
 # ---------------------------------------------------------------------------------------
@@ -38,8 +76,14 @@ class ChatRequest:
     max_tokens : int, default 4096
         The most tokens the answer may have; an answer cut there has
         ``finish_reason == "length"``.
-    temperature : float, default 0.0
-        0 is greedy decoding.
+    temperature : float or None, default None
+        None: not sent, the server decides (its default, or the model's). A number >= 0 is
+        sent as given (0: greedy decoding, where the server honours it); a client whose
+        API refuses it fails the call with a message naming it.
+    top_p : float or None, default None
+        Nucleus sampling, in (0, 1]; sent only when set, like ``temperature``.
+    top_k : int or None, default None
+        Sample from the k most likely tokens (k >= 1); sent only when set.
     top_logprobs : int, default 0
         0: no log-probabilities. n >= 1: each generated token's log-probability and its
         n most likely alternatives (clients without ``supports_logprobs`` refuse).
@@ -49,13 +93,17 @@ class ChatRequest:
     >>> request = ChatRequest("You extract data.", "Agency?", max_tokens=64)
     >>> request.fingerprint()["images"], request.fingerprint()["max_tokens"]
     ([], 64)
+    >>> request.sampling(), ChatRequest("s", "t", temperature=0).sampling()
+    ({}, {'temperature': 0.0})
     """
 
     system: str
     text: str
     images: tuple[bytes, ...] = ()
     max_tokens: int = 4096
-    temperature: float = 0.0
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
     top_logprobs: int = 0
 
     def __post_init__(self) -> None:
@@ -76,16 +124,38 @@ class ChatRequest:
                 or self.top_logprobs < 0:
             raise ValidationError(f"top_logprobs must be an integer >= 0; found "
                                   f"{self.top_logprobs!r}")
-        if isinstance(self.temperature, bool) or not isinstance(self.temperature, (int, float)) \
-                or not (math.isfinite(self.temperature) and self.temperature >= 0):
-            raise ValidationError(f"temperature must be a finite number >= 0; found "
-                                  f"{self.temperature!r}")
+        for name, low, high in (("temperature", 0.0, math.inf), ("top_p", 0.0, 1.0)):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < low or value > high \
+                    or (name == "top_p" and value == 0):
+                wanted = ("a finite number >= 0" if name == "temperature"
+                          else "a number in (0, 1]")
+                raise ValidationError(f"{name} must be {wanted}, or None to leave it unset; "
+                                      f"found {value!r}")
+            object.__setattr__(self, name, float(value))
+        if self.top_k is not None and (isinstance(self.top_k, bool)
+                                       or not isinstance(self.top_k, int) or self.top_k < 1):
+            raise ValidationError(f"top_k must be an integer >= 1, or None to leave it unset; "
+                                  f"found {self.top_k!r}")
+
+    def sampling(self) -> dict[str, float | int]:
+        """The sampling parameters that are set (what a client sends), by name."""
+        values = {name: getattr(self, name) for name in SAMPLING_PARAMETERS}
+        return {name: value for name, value in values.items() if value is not None}
 
     def fingerprint(self) -> dict[str, Any]:
-        """Everything that decides the answer, JSON-ready, images as SHA-256 digests."""
+        """Everything that decides the answer, JSON-ready, images as SHA-256 digests.
+
+        An unset sampling parameter is None: a request that leaves the temperature to the
+        server is never taken for one that asked for temperature 0.
+        """
         return {"system": self.system, "text": self.text,
                 "images": [hashlib.sha256(im).hexdigest() for im in self.images],
-                "max_tokens": self.max_tokens, "temperature": float(self.temperature),
+                "max_tokens": self.max_tokens, "temperature": self.temperature,
+                "top_p": self.top_p, "top_k": self.top_k,
                 "top_logprobs": self.top_logprobs}
 
 
@@ -217,7 +287,7 @@ class ChatCache:
     """
 
     FORMAT = "confcal.chat-cache"
-    VERSION = 3  # 2: prompt texts stored as digests; 3: the answer's digest stored too
+    VERSION = 4  # 2: prompt texts as digests; 3: the answer's digest; 4: unset sampling
 
     def __init__(self, directory: str | os.PathLike[str], *, kind: str) -> None:
         if not (isinstance(kind, str) and kind):

@@ -15,7 +15,8 @@ from typing import Any
 from ._validation import check_budgets
 from .exceptions import ConfcalError
 
-__all__ = ["budgets", "columns", "int_at_least", "number_in", "positive"]
+__all__ = ["add_sampling", "budgets", "columns", "int_at_least", "number_between", "number_in",
+           "positive", "sampling"]
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -83,6 +84,62 @@ def number_in(low: float, high: float) -> Callable[[str], float]:
                 f"must be a number in [{low:g}, {high:g}); found {text!r}")
         return value
     return parse
+
+
+def number_between(low: float, high: float, *, low_open: bool = False
+                   ) -> Callable[[str], float]:
+    """An argparse type: a finite number in ``[low, high]`` (``(low, high]`` with
+    ``low_open``); ``high`` may be infinite.
+
+    Examples
+    --------
+    >>> number_between(0.0, 1.0, low_open=True)("1")
+    1.0
+    >>> number_between(0.0, 1.0, low_open=True)("0")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be a number in (0, 1]; found '0'
+    >>> number_between(0.0, math.inf)("nan")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be a finite number >= 0; found 'nan'
+    """
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and (value > low if low_open else value >= low)
+                and value <= high):
+            shown = (f"a finite number {'>' if low_open else '>='} {low:g}" if high == math.inf
+                     else f"a number in {'(' if low_open else '['}{low:g}, {high:g}]")
+            raise argparse.ArgumentTypeError(f"must be {shown}; found {text!r}")
+        return value
+    return parse
+
+
+def add_sampling(parser: Any, scope: str = "") -> None:
+    """Add ``--temperature``, ``--top-p`` and ``--top-k`` (none sent unless given).
+
+    ``scope`` starts each help text (``"--judge llm: "``). :func:`sampling` reads them.
+    """
+    parser.add_argument("--temperature", type=number_between(0.0, math.inf), metavar="T",
+                        help=f"{scope}send this temperature (default: none sent, the server "
+                             "decides; 0 asks for greedy decoding where the server takes it)")
+    parser.add_argument("--top-p", type=number_between(0.0, 1.0, low_open=True), metavar="P",
+                        help=f"{scope}send this top_p (default: none sent)")
+    parser.add_argument("--top-k", type=int_at_least(1), metavar="K",
+                        help=f"{scope}send this top_k (default: none sent)")
+
+
+def sampling(args: argparse.Namespace) -> dict[str, float | int]:
+    """The sampling parameters given to :func:`add_sampling`'s options, by name.
+
+    Examples
+    --------
+    >>> sampling(argparse.Namespace(temperature=0.0, top_p=None, top_k=None))
+    {'temperature': 0.0}
+    """
+    values = {"temperature": args.temperature, "top_p": args.top_p, "top_k": args.top_k}
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def columns(example: str) -> Callable[[str], tuple[str, ...]]:

@@ -62,7 +62,7 @@ def test_plain_text_request_and_answer():
     assert request["path"] == "/v1/chat/completions"
     assert request["json"] == {"model": "test-model", "messages": [
         {"role": "system", "content": "sys"}, {"role": "user", "content": "Agency?"}],
-        "max_tokens": 7, "temperature": 0.0}
+        "max_tokens": 7}  # no sampling parameter unless the request sets one
     assert "Authorization" not in request["headers"]  # api_key_env=None
     assert request["headers"]["User-Agent"].startswith("confcal/")
 

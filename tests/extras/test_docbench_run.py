@@ -8,6 +8,7 @@ metadata reached the prompt. Nothing else on the network is contacted.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -239,7 +240,7 @@ def test_run_answers_every_question_from_the_pdf_text(local, data, tmp_path):
     assert records["line"].tolist() == [1, 2, 3, 4, 5, 1, 2]
     assert not records["text_cut"].any()
     for body in server.requests:
-        assert body["model"] == "reader-1" and body["temperature"] == 0.0
+        assert body["model"] == "reader-1" and "temperature" not in body
         assert body["max_tokens"] == 512
         assert body["messages"][0]["content"].startswith("You answer questions about one")
     users = server.user_messages()
@@ -569,3 +570,60 @@ def test_api_reference_lists_the_new_modules():
         section = text.split(f"## `{module}`", 1)[1].split("\n## ", 1)[0]
         for name in importlib.import_module(module).__all__:
             assert f"`{name}" in section or f"`class {name}" in section, (module, name)
+
+
+def test_cli_prompt_template_is_sent_verbatim_and_rebuilt_from_the_run_folder(
+        local, data, tmp_path):
+    # a template of the user's (DocBench's own prompt would be passed the same way): its
+    # final newline kept, placeholders filled once; --system-prompt '' sends an empty one
+    template = "Read this file:\n{{document}}\n\nNow answer: {{question}}\n"
+    # written with a byte order mark, which is not text: the template starts after it
+    (tmp_path / "prompt.txt").write_text(template, encoding="utf-8-sig")
+    with ReaderServer(content="an answer") as server:
+        assert cli(server, data, tmp_path, "--prompt-template", str(tmp_path / "prompt.txt"),
+                   "--system-prompt", "", "--temperature", "0", "--top-p", "0.1") == 0
+    sent = {m["content"] for body in server.requests for m in body["messages"]
+            if m["role"] == "user"}
+    for body in server.requests:
+        assert body["messages"][0] == {"role": "system", "content": ""}
+        assert body["temperature"] == 0.0 and body["top_p"] == 0.1 and "top_k" not in body
+    out = tmp_path / "out"
+    summary = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert summary["prompt"]["template"] == template
+    assert summary["prompt"]["system_prompt"] == ""
+    assert summary["sampling"] == {"temperature": 0.0, "top_p": 0.1}
+    rows = [json.loads(line) for line in
+            (out / "records.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == N_QUESTIONS
+    rebuilt = set()
+    for row in rows:  # the fill rule of run.json, by hand: one pass over the template
+        document = (out / row["doc_id"] / "document.txt").read_text(encoding="utf-8")
+        values = {"document": document, "question": row["question"]}
+        prompt = re.sub(r"\{\{(document|question)\}\}", lambda m: values[m.group(1)],
+                        summary["prompt"]["template"])
+        assert hashlib.sha256(prompt.encode("utf-8")).hexdigest() == row["prompt_sha256"]
+        assert prompt.startswith("Read this file:\nDocument information:\n- pages: ")
+        assert prompt.endswith(f"\n\nNow answer: {row['question']}\n")
+        rebuilt.add(prompt)
+    assert rebuilt == sent  # exactly what the server received
+
+
+def test_cli_prompt_files_are_checked_before_any_call(local, data, tmp_path, capsys):
+    (tmp_path / "no-question.txt").write_text("{{document}}\nAnswer:", encoding="utf-8")
+    (tmp_path / "latin1.txt").write_bytes("{{document}} {{question}} caf\xe9".encode("latin-1"))
+    with ReaderServer() as server:
+        assert cli(server, data, tmp_path, "--no-cache", "--prompt-template",
+                   str(tmp_path / "no-question.txt")) == 1
+        assert "template must hold {{question}}" in capsys.readouterr().err
+        assert cli(server, data, tmp_path, "--no-cache", "--prompt-template",
+                   str(tmp_path / "latin1.txt")) == 1
+        assert "must be UTF-8 text; found byte 0xe9 at offset 29" in capsys.readouterr().err
+        (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf{{document}} {{question}} \xff")
+        assert cli(server, data, tmp_path, "--no-cache", "--prompt-template",
+                   str(tmp_path / "bom.txt")) == 1
+        assert "found byte 0xff at offset 29" in capsys.readouterr().err
+        assert cli(server, data, tmp_path, "--top-p", "0") == 2
+        assert "--top-p: must be a number in (0, 1]; found '0'" in capsys.readouterr().err
+        assert cli(server, data, tmp_path, "--temperature", "nan") == 2
+        assert "must be a finite number >= 0; found 'nan'" in capsys.readouterr().err
+        assert server.requests == []

@@ -85,8 +85,20 @@ def _ask(client: Any) -> str:
     return client.complete(REQUEST).text
 
 
+def _openai_api(url: str, **kw: Any) -> OpenAICompatibleClient:
+    # the request contract of OpenAI's own API (max_completion_tokens), on a local server
+    return _openai(url, max_tokens_field="max_completion_tokens", **kw)
+
+
+def _anthropic_2023(url: str, **kw: Any) -> AnthropicClient:
+    return _anthropic(url, api_version="2023-06-01", **kw)
+
+
+# every request contract a client speaks: the key-safety rules hold for each
 CLIENTS = [pytest.param(_openai, Reply("1"), id="openai-compatible"),
-           pytest.param(_anthropic, anthropic_message(), id="anthropic")]
+           pytest.param(_openai_api, Reply("1"), id="openai-api"),
+           pytest.param(_anthropic, anthropic_message(), id="anthropic"),
+           pytest.param(_anthropic_2023, anthropic_message(), id="anthropic-2023-06-01")]
 
 
 def no_trace_of_the_key(*texts: str) -> None:
@@ -449,7 +461,7 @@ def test_a_timeout_is_retried_then_a_connection_error(waits):
 ])
 @pytest.mark.parametrize("make, good", CLIENTS)
 def test_an_unreadable_200_is_a_response_error_never_a_crash(make, good, body, message):
-    if make is _anthropic and "choices" in message:
+    if make in (_anthropic, _anthropic_2023) and "choices" in message:
         message = "not a Messages response"
     with ChatServer([Reply(body=body)]) as server, pytest.raises(ModelResponseError,
                                                                   match=message) as info:
@@ -512,7 +524,9 @@ def self_signed(tmp_path_factory) -> tuple[str, str]:
     return str(cert), str(key)
 
 
-def test_tls_is_verified_and_a_self_signed_server_never_sees_the_key(self_signed, waits):
+@pytest.mark.parametrize("make, good", CLIENTS)
+def test_tls_is_verified_and_a_self_signed_server_never_sees_the_key(make, good, self_signed,
+                                                                     waits):
     seen: list[dict[str, str]] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -533,7 +547,7 @@ def test_tls_is_verified_and_a_self_signed_server_never_sees_the_key(self_signed
     try:
         url = f"https://127.0.0.1:{httpd.server_address[1]}/v1"
         with pytest.raises(ModelConnectionError, match="TLS certificate was not verified"):
-            _openai(url).complete(REQUEST)
+            make(url).complete(REQUEST)
     finally:
         httpd.shutdown()
         httpd.server_close()

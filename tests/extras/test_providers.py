@@ -86,14 +86,14 @@ def test_anthropic_posts_the_documented_messages_request():
     (request,) = server.requests
     assert request["method"] == "POST" and request["path"] == "/v1/messages"
     headers = {k.lower(): v for k, v in request["headers"].items()}
-    assert headers["x-api-key"] == KEY and headers["anthropic-version"] == "2023-06-01"
+    assert headers["x-api-key"] == KEY and headers["anthropic-version"] == "2026-10-21"
     assert headers["content-type"] == "application/json"
     assert "authorization" not in headers  # the key travels once, in its documented header
     body = request["json"]
     assert set(body) <= MESSAGES_REQUEST_FIELDS
-    assert set(body) == {"model", "max_tokens", "messages", "system", "temperature"}
+    assert set(body) == {"model", "max_tokens", "messages", "system"}
     assert body["model"] == "claude-test" and body["max_tokens"] == 300
-    assert body["temperature"] == 0.0 and "no reasoning" in body["system"]
+    assert "no reasoning" in body["system"]
     (turn,) = body["messages"]
     assert turn["role"] == "user"
     image, text = turn["content"]
@@ -157,8 +157,10 @@ def test_anthropic_refuses_what_the_api_cannot_do(monkeypatch):
         extract_logprob(client, SCHEMA, ocr=OCR)
     with pytest.raises(ValidationError, match="top_logprobs must be 0 for AnthropicClient"):
         client.complete(ChatRequest("s", "t", top_logprobs=2))
-    with pytest.raises(ValidationError, match="temperature must be within \\[0, 1\\]"):
-        client.complete(ChatRequest("s", "t", temperature=1.5))
+    old = AnthropicClient("claude-test", base_url="http://127.0.0.1:9", api_version="2023-06-01")
+    with pytest.raises(ModelCallError, match="temperature=1.5 before sending it: the Messages "
+                                             "API takes a temperature within \\[0, 1\\]"):
+        old.complete(ChatRequest("s", "t", temperature=1.5))
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     with pytest.raises(ModelCallError, match="ANTHROPIC_API_KEY must hold the Anthropic API key"):
         client.complete(ChatRequest("s", "t"))
@@ -212,7 +214,7 @@ def test_bedrock_sends_the_converse_request_and_reads_the_answer(bedrock):
             "messages": [{"role": "user", "content": [
                 {"image": {"format": "png", "source": {"bytes": request.images[0]}}},
                 {"text": request.text}]}],
-            "inferenceConfig": {"maxTokens": 300, "temperature": 0.0}})
+            "inferenceConfig": {"maxTokens": 300}})  # nothing the request did not set
         response = bedrock.complete(request)
         stub.assert_no_pending_responses()
     assert response.text == ANSWER and response.finish_reason == "length"

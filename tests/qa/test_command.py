@@ -70,8 +70,22 @@ def test_cli_with_the_model_judge_over_http(tmp_path, local_http, capsys):
     assert accuracy.loc[0, ["correct", "wrong", "unparseable"]].tolist() == [1, 1, 1]
 
 
+def test_cli_model_judge_sends_sampling_only_when_given(tmp_path, local_http):
+    path = write_lines(tmp_path / "r.jsonl", [json.dumps(r) for r in llm_records()[:1]])
+    base = ["--records", str(path), "--judge", "llm", "--model", "judge-model",
+            "--api-key-env", "CONFCAL_TEST_KEY"]
+    with ChatServer([Reply("1"), Reply("1")]) as server:
+        assert run([*base, "--base-url", server.url, "-o", str(tmp_path / "a")]) == 0
+        assert run([*base, "--base-url", server.url, "--temperature", "0", "--top-k", "1",
+                    "-o", str(tmp_path / "b")]) == 0
+    unset, given = (r["json"] for r in server.requests)
+    assert not {"temperature", "top_p", "top_k"} & set(unset)
+    assert (given["temperature"], given["top_k"]) == (0.0, 1) and "top_p" not in given
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--records", "r.jsonl"], "-o/--out DIR is required"),
+    (["--demo", "--temperature", "0", "-o", "x"], "--temperature is for --judge llm or cascade"),
     (["--demo", "--judge", "llm", "-o", "x"], "--judge llm needs --base-url URL and --model"),
     (["--demo", "--model", "m", "-o", "x"], "--model is for --judge llm or cascade"),
     (["--demo", "--cache-dir", "c", "--prompt", "p", "-o", "x"],

@@ -5,7 +5,9 @@
     confcal qa run DATA --base-url URL --model NAME --context-tokens N -o OUT
                    [--system NAME] [--cache-dir DIR | --no-cache] [--concurrency N]
                    [--max-tokens N] [--margin F] [--domain LABEL] [--api-key-env VAR]
-                   [--timeout S] [--max-retries N]
+                   [--timeout S] [--max-retries N] [--prompt-template FILE]
+                   [--system-prompt TEXT] [--temperature T] [--top-p P] [--top-k K]
+                   [--max-tokens-field NAME]
 
 It calls :func:`confcal.extras.docbench.run_docbench` with an
 :class:`~confcal.extras.clients.OpenAICompatibleClient` and prints what happened. The
@@ -26,8 +28,8 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._options import int_at_least, number_in, positive
-from ..exceptions import ConfcalError
+from .._options import add_sampling, int_at_least, number_in, positive, sampling
+from ..exceptions import ConfcalError, ValidationError
 
 __all__ = ["QA_RUN_HELP", "is_qa_run", "qa_run_main"]
 
@@ -98,19 +100,48 @@ def _parser() -> argparse.ArgumentParser:
                         help="seconds per request (default 60)")
     parser.add_argument("--max-retries", type=int_at_least(0), default=5, metavar="N",
                         help="retries of a 429, 5xx or timeout per request (default 5)")
+    parser.add_argument("--prompt-template", type=Path, metavar="FILE",
+                        help="the user message: a UTF-8 text file used exactly as written, "
+                             "with {{document}} (the document's text) and {{question}} "
+                             "filled in, e.g. DocBench's own prompt (default: confcal's "
+                             "'{{document}}\\n\\nQuestion: {{question}}\\nAnswer:')")
+    parser.add_argument("--system-prompt", metavar="TEXT",
+                        help="the system message (default: confcal's instruction; '' sends "
+                             "an empty one)")
+    add_sampling(parser)
+    parser.add_argument("--max-tokens-field", choices=("max_completion_tokens", "max_tokens"),
+                        help="the request field of the answer's token limit (default: "
+                             "max_completion_tokens for api.openai.com, max_tokens for any "
+                             "other server)")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     parser.add_argument("--progress", action="store_true",
                         help="show a progress bar even when stderr is not a terminal")
     return parser
 
 
+def _read_template(path: Path) -> str:
+    """The file's text exactly as written, a final newline included (a UTF-8 byte order
+    mark is not text)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + 3 * data.startswith(b"\xef\xbb\xbf")
+        raise ValidationError(f"--prompt-template {str(path)!r} must be UTF-8 text; found "
+                              f"byte {data[offset]:#04x} at offset {offset}",
+                              source=path) from None
+
+
 def _run(args: argparse.Namespace) -> int:
     from ..extras.clients import OpenAICompatibleClient
-    from ..extras.docbench import run_docbench
+    from ..extras.docbench import DEFAULT_SYSTEM_PROMPT, DEFAULT_TEMPLATE, run_docbench
 
+    template = (DEFAULT_TEMPLATE if args.prompt_template is None
+                else _read_template(args.prompt_template))
     client = OpenAICompatibleClient(args.base_url, args.model,
                                     api_key_env=args.api_key_env or None,
-                                    timeout=args.timeout, max_retries=args.max_retries)
+                                    timeout=args.timeout, max_retries=args.max_retries,
+                                    max_tokens_field=args.max_tokens_field)
     cache = None if args.no_cache else (
         args.cache_dir if args.cache_dir is not None
         else args.output.with_name(args.output.name + ".cache"))
@@ -119,7 +150,10 @@ def _run(args: argparse.Namespace) -> int:
                        cache_dir=cache, system=args.system, max_tokens=args.max_tokens,
                        margin=args.margin, concurrency=args.concurrency,
                        domains=None if domain is None else (lambda _folder: domain),
-                       progress=args.progress or sys.stderr.isatty())
+                       template=template,
+                       system_prompt=(DEFAULT_SYSTEM_PROMPT if args.system_prompt is None
+                                      else args.system_prompt),
+                       sampling=sampling(args), progress=args.progress or sys.stderr.isatty())
     c = run.counts
     print(f"{c['questions']:,} questions on {c['documents']:,} documents "
           f"({c['documents_cut']:,} cut to fit {args.context_tokens:,} tokens): "

@@ -81,6 +81,8 @@ __all__ = [
     "logger",
     "read_key",
     "redact",
+    "refused_sampling",
+    "sampling_refusal",
     "retry_after",
     "usage_counts",
     "user_agent",
@@ -400,6 +402,66 @@ def check_headers(headers: Any) -> dict[str, str]:
             raise ValidationError(f"headers[{name!r}] must be a string without line breaks")
         out[name] = value
     return out
+
+
+_UNSET_HINT = ("leave it unset ({name}=None, the ChatRequest default; drop it from the "
+               "caller's sampling=) so that the server decides")
+
+
+def sampling_refusal(where: str, name: str, value: Any, why: str, *,
+                     other: str = "") -> ModelCallError:
+    """A request refused before it is sent: ``why`` a set sampling parameter cannot go.
+
+    The message names the parameter, its value and how to unset it (``other`` adds a
+    second way, such as an older API version that still takes it). ``attempts`` is 0:
+    nothing was sent.
+
+    Examples
+    --------
+    >>> print(sampling_refusal("Bedrock converse m", "top_k", 40,
+    ...                        "Converse's inferenceConfig has no top_k"))
+    Bedrock converse m refused top_k=40 before sending it: Converse's inferenceConfig has no \
+top_k; leave it unset (top_k=None, the ChatRequest default; drop it from the caller's \
+sampling=) so that the server decides
+    """
+    hint = _UNSET_HINT.format(name=name) + (f", or {other}" if other else "")
+    return ModelCallError(f"{where} refused {name}={value!r} before sending it: {why}; {hint}",
+                          attempts=0)
+
+
+def refused_sampling(exc: ModelHTTPError, sent: Mapping[str, tuple[str, Any]]
+                     ) -> ModelHTTPError:
+    """``exc`` with a hint when the server's 400/422 names a sampling parameter it was sent.
+
+    ``sent`` maps each sampling parameter's name on the wire (``"temperature"``,
+    ``"topP"``) to its :class:`~confcal._chat.ChatRequest` name and value; a message
+    naming either spelling counts. A server that refuses one ("`temperature` is
+    deprecated for this model", "temperature: Extra inputs are not permitted",
+    "Unsupported value: 'temperature' ...") names it in its message;
+    the error is then re-raised saying which parameter the request set and how to unset
+    it. Any other error is returned unchanged.
+
+    Examples
+    --------
+    >>> exc = ModelHTTPError("POST https://api.example/v1/messages answered HTTP 400: "
+    ...                      "`temperature` is deprecated for this model.", status=400)
+    >>> print(refused_sampling(exc, {"temperature": ("temperature", 0.0)}))
+    POST https://api.example/v1/messages answered HTTP 400: `temperature` is deprecated for \
+this model.; the server refused temperature=0.0, which the request set: leave it unset \
+(temperature=None, the ChatRequest default; drop it from the caller's sampling=) so that \
+the server decides
+    """
+    if exc.status not in (400, 422):
+        return exc
+    text = str(exc)
+    for wire, (name, value) in sent.items():
+        spelled = "|".join(re.escape(w) for w in dict.fromkeys((wire, name)))
+        if re.search(rf"(?<![A-Za-z0-9_])(?:{spelled})(?![A-Za-z0-9_])", text):
+            return ModelHTTPError(
+                f"{text}; the server refused {name}={value!r}, which the request set: "
+                f"{_UNSET_HINT.format(name=name)}", status=exc.status,
+                attempts=exc.attempts, retryable=exc.retryable)
+    return exc
 
 
 def user_agent() -> str:

@@ -30,15 +30,25 @@ from ._http import (
     check_options,
     has_lone_surrogate,
     read_key,
+    refused_sampling,
+    sampling_refusal,
     usage_counts,
     user_agent,
 )
 from ._optional import require
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicClient", "BedrockClient"]
+__all__ = ["ANTHROPIC_VERSION", "ANTHROPIC_VERSIONS", "AnthropicClient", "BedrockClient"]
 
-ANTHROPIC_VERSION = "2023-06-01"
-"""The ``anthropic-version`` header sent (the Messages API's current version)."""
+ANTHROPIC_VERSION = "2026-10-21"
+"""The ``anthropic-version`` header :class:`AnthropicClient` sends by default (the Messages
+API's current version, which takes no ``temperature``, ``top_p`` or ``top_k``)."""
+
+ANTHROPIC_VERSIONS: tuple[str, ...] = ("2026-10-21", "2023-06-01")
+"""The Messages API versions :class:`AnthropicClient` speaks (``api_version=``)."""
+
+# the sampling parameters each Messages API version takes
+_ANTHROPIC_SAMPLING = {"2026-10-21": frozenset(),
+                       "2023-06-01": frozenset({"temperature", "top_p", "top_k"})}
 
 # both APIs' words for "finished" and "cut at max_tokens", in the protocol's words
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
@@ -73,19 +83,32 @@ class AnthropicClient:
         529 "overloaded" included), the same ``Retry-After`` handling.
     base_url : str, default "https://api.anthropic.com"
         Another endpoint speaking the Messages API (a gateway, a local test server).
+    api_version : {"2026-10-21", "2023-06-01"}, default "2026-10-21"
+        The ``anthropic-version`` header. ``"2026-10-21"``, the current version, refuses
+        ``temperature``, ``top_p`` and ``top_k`` (a request that sets one fails before it
+        is sent, naming it); ``"2023-06-01"`` takes them for the models that still do
+        (Claude Opus 4.7 and later refuse ``temperature`` under it too: the server's
+        400 is then reported naming the parameter).
 
     Notes
     -----
-    The request holds ``model``, ``max_tokens``, ``system`` (when not empty),
-    ``temperature`` (the API takes 0 to 1) and one user message: the page images as base64
-    PNG ``image`` blocks, then the text. The answer's ``text`` blocks are joined;
+    The request holds ``model``, ``max_tokens``, ``system`` (when not empty), the
+    sampling parameters the request sets (only under ``"2023-06-01"``; ``temperature``
+    within [0, 1]) and one user message: the page images as base64
+    PNG ``image`` blocks, then the text. Nothing else: no field the current version
+    refuses. The answer's ``text`` blocks are joined;
     ``stop_reason`` ``end_turn``/``stop_sequence`` is ``"stop"``, ``max_tokens`` is
     ``"length"``, any other is kept as the API says it. No token log-probabilities.
 
     Examples
     --------
-    >>> AnthropicClient("claude-sonnet-4-5")
-    AnthropicClient(model='claude-sonnet-4-5', base_url='https://api.anthropic.com')
+    >>> client = AnthropicClient("claude-sonnet-4-5")
+    >>> client, client.api_version
+    (AnthropicClient(model='claude-sonnet-4-5', base_url='https://api.anthropic.com'), \
+'2026-10-21')
+    >>> client.payload(ChatRequest("", "Hi", max_tokens=16))
+    {'model': 'claude-sonnet-4-5', 'max_tokens': 16, 'messages': [{'role': 'user', \
+'content': [{'type': 'text', 'text': 'Hi'}]}]}
     """
 
     provider = "anthropic"
@@ -94,9 +117,12 @@ class AnthropicClient:
     def __init__(self, model: str, *, api_key_env: str = "ANTHROPIC_API_KEY",
                  timeout: float = 60.0, max_retries: int = 4, backoff: float = 1.0,
                  max_wait: float = 60.0, max_response_bytes: int = MAX_RESPONSE_BYTES,
-                 base_url: str | None = None) -> None:
+                 base_url: str | None = None, api_version: str = ANTHROPIC_VERSION) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValidationError(f"model must be a non-empty string; found {model!r}")
+        if api_version not in ANTHROPIC_VERSIONS:
+            raise ValidationError(f"api_version must be one of {list(ANTHROPIC_VERSIONS)}; "
+                                  f"found {api_version!r}")
         if not isinstance(api_key_env, str) or not api_key_env.strip():
             raise ValidationError(f"api_key_env must name an environment variable; found "
                                   f"{api_key_env!r}")
@@ -108,15 +134,32 @@ class AnthropicClient:
         self.base_url = self._transport.url("")
         self.timeout = self._transport.timeout
         self.max_retries = max_retries
+        self.api_version = api_version
 
     def __repr__(self) -> str:
         return f"AnthropicClient(model={self.model!r}, base_url={self.base_url!r})"
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:
-        """The Messages request body for ``request`` (what :meth:`complete` posts)."""
-        if request.temperature > 1:
-            raise ValidationError(f"temperature must be within [0, 1] for the Anthropic "
-                                  f"Messages API; found {request.temperature!r}")
+        """The Messages request body for ``request`` (what :meth:`complete` posts).
+
+        Raises
+        ------
+        ModelCallError
+            ``request`` sets a sampling parameter this client's ``api_version`` refuses,
+            or a temperature above 1 (attempts 0: nothing is sent).
+        """
+        where = f"AnthropicClient {self.model}"
+        sampling = request.sampling()
+        for name, value in sampling.items():
+            if name not in _ANTHROPIC_SAMPLING[self.api_version]:
+                raise sampling_refusal(
+                    where, name, value, f"anthropic-version {self.api_version} takes no "
+                    f"{name} (the Messages API answers 400 to it, whatever its value)",
+                    other="pass api_version='2023-06-01' for a model that still takes it")
+        if sampling.get("temperature", 0.0) > 1:
+            raise sampling_refusal(where, "temperature", sampling["temperature"],
+                                   "the Messages API takes a temperature within [0, 1]",
+                                   other="set it within [0, 1]")
         content: list[dict[str, Any]] = [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png",
                                          "data": base64.b64encode(im).decode("ascii")}}
@@ -124,7 +167,7 @@ class AnthropicClient:
         content.append({"type": "text", "text": request.text})
         body: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens,
                                 "messages": [{"role": "user", "content": content}],
-                                "temperature": float(request.temperature)}
+                                **sampling}
         if request.system:
             body["system"] = request.system
         return body
@@ -137,19 +180,25 @@ class AnthropicClient:
         ModelCallError
             No key; an HTTP error, a redirect or retries exhausted (``ModelHTTPError``), no
             answer (``ModelConnectionError``), an answer that is not a Messages response
-            or has no text block (``ModelResponseError``).
+            or has no text block (``ModelResponseError``); a sampling parameter the
+            ``api_version`` refuses (before any request), or one the server refuses (its
+            400, with how to unset it).
         ValidationError
-            ``request.top_logprobs`` asks for log-probabilities, or a temperature above 1.
+            ``request.top_logprobs`` asks for log-probabilities.
         """
         request = _check_request(request, "AnthropicClient", "the Messages API")
         body = self.payload(request)
         key = read_key(self.api_key_env, provider="Anthropic", optional_hint=False)
-        headers = {"x-api-key": key, "anthropic-version": ANTHROPIC_VERSION,
+        headers = {"x-api-key": key, "anthropic-version": self.api_version,
                    "content-type": "application/json", "accept": "application/json",
                    "user-agent": user_agent()}
-        reply = self._transport.post(
-            "/v1/messages", body, headers=headers, secrets=[key],
-            auth_hint=f"check the key in the environment variable {self.api_key_env}")
+        try:
+            reply = self._transport.post(
+                "/v1/messages", body, headers=headers, secrets=[key],
+                auth_hint=f"check the key in the environment variable {self.api_key_env}")
+        except ModelHTTPError as exc:
+            sent = {name: (name, value) for name, value in request.sampling().items()}
+            raise refused_sampling(exc, sent) from None
         data = reply.data
         blocks = data.get("content")
         if data.get("type") != "message" or not isinstance(blocks, list):
@@ -199,6 +248,10 @@ def _hide_aws_secrets() -> None:
             log.addFilter(_HideAwsSecrets())
 
 
+# ChatRequest's sampling parameters as Converse's inferenceConfig names them
+_CONVERSE_SAMPLING = {"temperature": "temperature", "top_p": "topP"}
+
+
 class BedrockClient:
     """Amazon Bedrock's Converse API through ``botocore`` (no token log-probabilities).
 
@@ -218,6 +271,14 @@ class BedrockClient:
     max_retries : int, default 4
         Retries by botocore's "standard" mode: throttling (429), 5xx, timeouts and
         connection errors, with backoff (so at most ``max_retries + 1`` requests).
+
+    Notes
+    -----
+    ``inferenceConfig`` carries ``maxTokens`` and only the sampling parameters the request
+    sets (``temperature``, ``topP``). Converse's ``inferenceConfig`` has no top-k (it is
+    a model-specific field there), so a request setting ``top_k`` fails before it is
+    sent, naming it. A ``ValidationException`` naming a parameter that was set (models
+    that refuse ``temperature``) says how to unset it.
 
     Attributes
     ----------
@@ -282,14 +343,26 @@ class BedrockClient:
             return self._client
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:
-        """The Converse parameters for ``request`` (what :meth:`complete` sends)."""
+        """The Converse parameters for ``request`` (what :meth:`complete` sends).
+
+        Raises
+        ------
+        ModelCallError
+            ``request`` sets ``top_k`` (attempts 0: nothing is sent).
+        """
         content: list[dict[str, Any]] = [
             {"image": {"format": "png", "source": {"bytes": im}}} for im in request.images]
         content.append({"text": request.text})
+        if request.top_k is not None:
+            raise sampling_refusal(f"Bedrock converse {self.model}", "top_k", request.top_k,
+                                   "Converse's inferenceConfig has no top_k")
+        config: dict[str, Any] = {"maxTokens": request.max_tokens}
+        for name, wire in _CONVERSE_SAMPLING.items():
+            if getattr(request, name) is not None:
+                config[wire] = getattr(request, name)
         params: dict[str, Any] = {
             "modelId": self.model, "messages": [{"role": "user", "content": content}],
-            "inferenceConfig": {"maxTokens": request.max_tokens,
-                                "temperature": float(request.temperature)}}
+            "inferenceConfig": config}
         if request.system:
             params["system"] = [{"text": request.system}]
         return params
@@ -302,7 +375,8 @@ class BedrockClient:
         ModelCallError
             An API error after botocore's retries (``ModelHTTPError`` with the status),
             no answer (``ModelConnectionError``), an answer without text
-            (``ModelResponseError``), or no credentials/region (``ModelCallError``).
+            (``ModelResponseError``), no credentials/region or a ``top_k``
+            (``ModelCallError``).
         ValidationError
             ``request.top_logprobs`` asks for log-probabilities.
         """
@@ -315,11 +389,15 @@ class BedrockClient:
             meta = exc.response.get("ResponseMetadata", {})
             status = meta.get("HTTPStatusCode")
             error = exc.response.get("Error", {})
-            raise ModelHTTPError(
+            failure = ModelHTTPError(
                 f"{where} answered HTTP {status}: {error.get('Code', '?')}: "
                 f"{str(error.get('Message', ''))[:300]}", status=status,
                 attempts=int(meta.get("RetryAttempts", 0)) + 1,
-                retryable=status in RETRY_STATUSES) from None
+                retryable=status in RETRY_STATUSES)
+            sent = {wire: (name, getattr(request, name))
+                    for name, wire in _CONVERSE_SAMPLING.items()
+                    if getattr(request, name) is not None}
+            raise refused_sampling(failure, sent) from None
         except (exceptions.EndpointConnectionError, exceptions.ConnectTimeoutError,
                 exceptions.ReadTimeoutError, exceptions.ConnectionClosedError) as exc:
             raise ModelConnectionError(f"{where} failed: no answer ({exc})",

@@ -117,11 +117,13 @@ def _scored_only(values: Mapping[str, Any], schema: Schema) -> dict[str, Any]:
 
 def scoring_request(schema: Schema, values: Mapping[str, Any], *, field_lines: list[str],
                     inputs_text: list[str], images: tuple[bytes, ...],
-                    max_tokens: int) -> ChatRequest:
+                    max_tokens: int, sampling: Mapping[str, Any] | None = None
+                    ) -> ChatRequest:
     """Call 2: the document's inputs and the extracted values; a probability per value.
 
     ``field_lines`` describe the fields (as call 1 did) and ``inputs_text`` the document
     (OCR lines); ``images`` are call 1's page images, so both calls see the same document.
+    ``sampling`` holds the sampling parameters set on call 1 (checked there).
     """
     shown = _scored_only(values, schema)
     lines = [
@@ -137,7 +139,7 @@ def scoring_request(schema: Schema, values: Mapping[str, Any], *, field_lines: l
         "items, a probability in place of each value:",
         _template(shown, schema), "", *inputs_text, ""]
     return ChatRequest(system=SCORING_SYSTEM, text="\n".join(lines), images=images,
-                       max_tokens=max_tokens, temperature=0.0, top_logprobs=0)
+                       max_tokens=max_tokens, top_logprobs=0, **(sampling or {}))
 
 
 def _refuse_extra(scores: Mapping[str, Any], shown: Mapping[str, Any], schema: Schema) -> None:

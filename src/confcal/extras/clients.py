@@ -34,7 +34,15 @@ from ..exceptions import (
     ModelResponseError,
     ValidationError,
 )
-from ._http import MAX_RESPONSE_BYTES, Reply, Transport, check_headers, read_key, user_agent
+from ._http import (
+    MAX_RESPONSE_BYTES,
+    Reply,
+    Transport,
+    check_headers,
+    read_key,
+    refused_sampling,
+    user_agent,
+)
 from ._openai import read_completion
 
 __all__ = [
@@ -49,6 +57,11 @@ __all__ = [
     "ModelResponseError",
     "OpenAICompatibleClient",
 ]
+
+# the names a chat-completions request may give its token limit, and the host whose
+# requests use the first by default (OpenAI's own API)
+_MAX_TOKENS_FIELDS = ("max_completion_tokens", "max_tokens")
+_OPENAI_API_HOST = "api.openai.com"
 
 class OpenAICompatibleClient:
     """Chat completions on any OpenAI-compatible endpoint (vLLM, TGI, Ollama, OpenAI).
@@ -81,6 +94,20 @@ class OpenAICompatibleClient:
         The largest answer read.
     headers : mapping of str to str, optional
         Extra headers (e.g. an organisation id); their values are redacted like the key.
+    max_tokens_field : {"max_completion_tokens", "max_tokens"} or None, default None
+        The request field that carries ``ChatRequest.max_tokens``. None chooses by host:
+        ``"max_completion_tokens"`` for ``api.openai.com`` (OpenAI's current name; its
+        reasoning models refuse ``max_tokens``), ``"max_tokens"`` for every other server
+        (vLLM, llama.cpp, TGI, Ollama take it). Name it for a gateway in front of OpenAI,
+        or for a server that wants the other name.
+
+    Notes
+    -----
+    ``temperature``, ``top_p`` and ``top_k`` are sent only when the request sets them. A
+    server that refuses one that was set (OpenAI's reasoning models take no temperature
+    but the default; OpenAI has no ``top_k``) answers 400 naming it: the
+    :class:`~confcal.exceptions.ModelHTTPError` then says which parameter the request set
+    and how to unset it.
 
     Examples
     --------
@@ -88,8 +115,10 @@ class OpenAICompatibleClient:
     ...                                 api_key_env=None)
     >>> client
     OpenAICompatibleClient(base_url='http://127.0.0.1:8000/v1', model='qwen2-vl')
-    >>> client.supports_logprobs, client.provider
-    (True, 'openai-compatible')
+    >>> client.supports_logprobs, client.provider, client.max_tokens_field
+    (True, 'openai-compatible', 'max_tokens')
+    >>> OpenAICompatibleClient("https://api.openai.com/v1", "gpt-5").max_tokens_field
+    'max_completion_tokens'
     """
 
     provider = "openai-compatible"
@@ -98,7 +127,8 @@ class OpenAICompatibleClient:
     def __init__(self, base_url: str, model: str, *, api_key_env: str | None = "OPENAI_API_KEY",
                  timeout: float = 60.0, max_retries: int = 4, backoff: float = 1.0,
                  max_wait: float = 60.0, max_response_bytes: int = MAX_RESPONSE_BYTES,
-                 headers: Mapping[str, str] | None = None) -> None:
+                 headers: Mapping[str, str] | None = None,
+                 max_tokens_field: str | None = None) -> None:
         self._transport = Transport(base_url, timeout=timeout, max_retries=max_retries,
                                     backoff=backoff, max_wait=max_wait,
                                     max_response_bytes=max_response_bytes)
@@ -117,6 +147,13 @@ class OpenAICompatibleClient:
         self.max_wait = self._transport.max_wait
         self.max_response_bytes = max_response_bytes
         self._headers = MappingProxyType(check_headers(headers))
+        if max_tokens_field is None:
+            host = (self._transport.parts.hostname or "").lower()
+            max_tokens_field = _MAX_TOKENS_FIELDS[0 if host == _OPENAI_API_HOST else 1]
+        elif max_tokens_field not in _MAX_TOKENS_FIELDS:
+            raise ValidationError(f"max_tokens_field must be one of {list(_MAX_TOKENS_FIELDS)} "
+                                  f"or None (chosen by host); found {max_tokens_field!r}")
+        self.max_tokens_field = max_tokens_field
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleClient(base_url={self.base_url!r}, model={self.model!r})"
@@ -135,8 +172,8 @@ class OpenAICompatibleClient:
             "model": self.model,
             "messages": [{"role": "system", "content": request.system},
                          {"role": "user", "content": content}],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
+            self.max_tokens_field: request.max_tokens,
+            **request.sampling(),  # only what the request sets
         }
         if request.top_logprobs:
             payload["logprobs"] = True
@@ -174,7 +211,8 @@ class OpenAICompatibleClient:
         Raises
         ------
         ModelCallError
-            A non-retryable HTTP error or a redirect (``ModelHTTPError``), retries
+            A non-retryable HTTP error or a redirect (``ModelHTTPError``; a 400 naming a
+            sampling parameter the request set says how to unset it), retries
             exhausted, no answer (``ModelConnectionError``), or a 2xx answer that is not a
             chat completion with a reply text (``ModelResponseError``, naming what is
             missing).
@@ -183,7 +221,12 @@ class OpenAICompatibleClient:
         """
         if not isinstance(request, ChatRequest):
             raise ValidationError(f"request must be a ChatRequest; found {type(request).__name__}")
-        return read_completion(self.send(self._payload(request)))
+        try:
+            reply = self.send(self._payload(request))
+        except ModelHTTPError as exc:
+            sent = {name: (name, value) for name, value in request.sampling().items()}
+            raise refused_sampling(exc, sent) from None
+        return read_completion(reply)
 
 
 # The other providers live in _providers.py (this module stays readable); they are

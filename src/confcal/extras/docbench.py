@@ -22,6 +22,7 @@ that against any :class:`~confcal._chat.ChatClient` (an OpenAI-compatible endpoi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -35,7 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._chat import ChatCache, ChatClient, ChatRequest, ChatResponse
+from .._chat import ChatCache, ChatClient, ChatRequest, ChatResponse, check_sampling
 from .._files import check_destination, read_json_object, staged_folder
 from .._validation import check_positive_int, is_real
 from ..exceptions import ModelError, ValidationError
@@ -48,6 +49,7 @@ __all__ = [
     "BYTES_PER_TOKEN",
     "DEFAULT_SYSTEM_PROMPT",
     "DEFAULT_TEMPLATE",
+    "FILL_RULE",
     "RUN_FILES",
     "DocBenchRun",
     "FittedDocument",
@@ -70,6 +72,13 @@ DEFAULT_SYSTEM_PROMPT = (
 
 DEFAULT_TEMPLATE = "{{document}}\n\nQuestion: {{question}}\nAnswer:"
 """The user message: ``{{document}}`` and ``{{question}}`` are filled in (``template=``)."""
+
+FILL_RULE = (
+    "user message = template with every {{document}} replaced by the text of "
+    "<n>/document.txt (UTF-8, as is) and every {{question}} by the record's question (as "
+    "is), in one left-to-right pass: text put in is never filled again; system message = "
+    "system_prompt")
+"""How a run's prompt is rebuilt from its folder (written to ``run.json``)."""
 
 RUN_FILES = ("records.jsonl", "failures.jsonl", "run.json")
 """The files :func:`run_docbench` writes at the top of ``out``, besides DocBench's own:
@@ -322,7 +331,8 @@ def _fill(template: str, document: str, question: str) -> str:
 def build_question_request(document: str, question: str, *,
                            system_prompt: str = DEFAULT_SYSTEM_PROMPT,
                            template: str = DEFAULT_TEMPLATE,
-                           max_tokens: int = 512) -> ChatRequest:
+                           max_tokens: int = 512,
+                           sampling: Mapping[str, Any] | None = None) -> ChatRequest:
     """The request :func:`run_docbench` sends for one question.
 
     Parameters
@@ -336,11 +346,13 @@ def build_question_request(document: str, question: str, *,
         (text inside the document is never taken for a placeholder).
     max_tokens : int, default 512
         The most tokens the answer may have.
+    sampling : mapping, optional
+        Sampling parameters to send (``{"temperature": 0.0}`` for greedy decoding where
+        the server takes it); none by default, so the server decides.
 
     Returns
     -------
     ChatRequest
-        Greedy decoding (temperature 0).
 
     Examples
     --------
@@ -361,7 +373,7 @@ def build_question_request(document: str, question: str, *,
             raise ValidationError(f"{name} must be a string; found {type(value).__name__}")
     return ChatRequest(system=system_prompt, text=_fill(template, document, question),
                        max_tokens=check_positive_int(max_tokens, "max_tokens", 1),
-                       temperature=0.0)
+                       **check_sampling(sampling))
 
 
 # ---------------------------------------------------------------------------------------
@@ -498,6 +510,7 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
                  count_tokens: Callable[[str], int] | None = None, concurrency: int = 4,
                  system_prompt: str = DEFAULT_SYSTEM_PROMPT, template: str = DEFAULT_TEMPLATE,
                  domains: Mapping[str, str] | Callable[[str], str] | None = None,
+                 sampling: Mapping[str, Any] | None = None,
                  progress: bool = True) -> DocBenchRun:
     """Answer every question of a DocBench folder with a model reading the PDFs' text.
 
@@ -534,6 +547,9 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
         The prompts (:func:`build_question_request`).
     domains : mapping or callable, optional
         Folder name -> domain (default DocBench's numbering, as ``load_docbench``).
+    sampling : mapping, optional
+        Sampling parameters every question sends (:func:`build_question_request`); none
+        by default.
     progress : bool, default True
         A tqdm progress bar.
 
@@ -568,8 +584,11 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
       question);
     - ``<system>_eval_input.jsonl``: the qa objects with ``"sys_ans"`` and ``"file"`` (the
       folder name), the input of DocBench's ``evaluate.py``;
-    - ``failures.jsonl`` (empty when none failed) and ``run.json`` (settings, counts and how
-      each document was fitted; no key, header or URL).
+    - ``<n>/document.txt``: the document text every question of ``<n>`` was sent;
+    - ``failures.jsonl`` (empty when none failed) and ``run.json`` (settings, counts, how
+      each document was fitted, and under ``"prompt"`` the system prompt, the template and
+      :data:`FILL_RULE`; no key, header or URL). Each record's ``prompt_sha256`` is the
+      SHA-256 of its UTF-8 user message, so a prompt rebuilt by that rule can be checked.
 
     A failed call (:class:`~confcal.exceptions.ModelError` after the client's retries) does
     not stop the run: it is counted, listed and asked again by the next run. On an
@@ -596,6 +615,7 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
     margin = _check_margin(margin)
     tokens = _token_counter(count_tokens)
     template = _check_template(template)
+    sampling = check_sampling(sampling)
     if not isinstance(system_prompt, str):
         raise ValidationError(f"system_prompt must be a string; found "
                               f"{type(system_prompt).__name__}")
@@ -622,7 +642,8 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
               for doc_id in doc_ids}
     requests = [build_question_request(fitted[q.doc_id].text, q.record["question"],
                                        system_prompt=system_prompt, template=template,
-                                       max_tokens=max_tokens) for q in questions]
+                                       max_tokens=max_tokens, sampling=sampling)
+                for q in questions]
 
     cache = None
     if cache_dir is not None:
@@ -642,6 +663,9 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
                   failed, fitted, pdfs, tally, tokens=tokens,
                   settings={"context_tokens": context_tokens, "max_tokens": max_tokens,
                             "margin": margin, "concurrency": concurrency,
+                            "sampling": sampling,
+                            "prompt": {"system_prompt": system_prompt, "template": template,
+                                       "fill": FILL_RULE},
                             "token_count": "count_tokens" if count_tokens is not None
                             else f"estimate_tokens (UTF-8 bytes / {BYTES_PER_TOKEN:g})"},
                   eval_name=eval_name)
@@ -757,7 +781,9 @@ def _write(out: Path, known: set[str], client: Any, name: str, root: Path,
                         "finish_reason": response.finish_reason,
                         "text_cut": fitted[q.doc_id].cut,
                         "prompt_tokens_estimated": estimated,
-                        "prompt_tokens": reported_tokens})
+                        "prompt_tokens": reported_tokens,
+                        "prompt_sha256": hashlib.sha256(
+                            requests[i].text.encode("utf-8", "surrogatepass")).hexdigest()})
         results.setdefault(q.doc_id, []).append({**q.raw, "sys_ans": response.text})
         eval_rows.append({**q.raw, "sys_ans": response.text, "file": q.doc_id})
     doc_ids = list(dict.fromkeys(q.doc_id for q in questions))
@@ -786,6 +812,8 @@ def _write(out: Path, known: set[str], client: Any, name: str, root: Path,
             folder.mkdir()
             qa_name = f"{doc_id}_qa.jsonl"
             (folder / qa_name).write_bytes((root / doc_id / qa_name).read_bytes())
+            (folder / "document.txt").write_bytes(
+                fitted[doc_id].text.encode("utf-8", "surrogatepass"))
             if doc_id not in incomplete:
                 (folder / f"{name}_results.jsonl").write_text(_jsonl(results[doc_id]),
                                                               encoding="utf-8")

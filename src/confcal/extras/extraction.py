@@ -11,9 +11,9 @@ modalities, with two kinds of confidence (and the paper's future-work third):
 * **Verbalized** (:func:`extract_verbalized`): the 1S-TopK prompt asks, in one step and
   without reasoning, for the top-k candidate values of every field (line items included)
   with a probability each; the answer is read by :func:`confcal.calibration.confidence.parse_topk`.
-* **Log-probability** (:func:`extract_logprob`): greedy decoding of a plain JSON answer
-  with each token's log-probability and its top alternatives (OpenAI-compatible
-  endpoints); every value's tokens are found by
+* **Log-probability** (:func:`extract_logprob`): a plain JSON answer (greedy where the
+  server takes ``sampling={"temperature": 0.0}``) with each token's log-probability and
+  its top alternatives (OpenAI-compatible endpoints); every value's tokens are found by
   :func:`confcal.calibration.confidence.value_token_spans` and aggregated
   (:func:`confcal.calibration.confidence.confidences_from_logprobs`).
 * **Two-stage verbalized** (:func:`extract_two_stage`): call 1 asks for the values only;
@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from .._chat import ChatCache
+from .._chat import ChatCache, check_sampling
 from .._validation import check_option, check_positive_int, is_real
 from ..calibration.confidence import METHODS, confidences_from_logprobs, parse_topk
 from ..exceptions import ConfcalError, ModelCallError, ModelResponseError, ValidationError
@@ -233,7 +233,8 @@ def _inputs_text(ocr: list[tuple[str, float]] | None, has_image: bool) -> list[s
 
 def build_request(schema: Schema, *, strategy: str = "verbalized", image: Any = None,
                   ocr: Any = None, k: int = 4, max_tokens: int = _DEFAULT_MAX_TOKENS,
-                  top_logprobs: int = _DEFAULT_TOP_LOGPROBS) -> ChatRequest:
+                  top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
+                  sampling: Mapping[str, Any] | None = None) -> ChatRequest:
     """The exact (first) request :func:`extract_verbalized`, :func:`extract_logprob` or
     :func:`extract_two_stage` sends.
 
@@ -252,6 +253,10 @@ def build_request(schema: Schema, *, strategy: str = "verbalized", image: Any = 
     max_tokens : int, default 8192
     top_logprobs : int, default 5
         Alternatives per token (logprob; at least 2, the margin method needs two).
+    sampling : mapping, optional
+        Sampling parameters to send (``{"temperature": 0.0}``, also ``top_p``,
+        ``top_k``); none by default, so the server decides. See
+        :class:`~confcal._chat.ChatRequest`.
 
     Returns
     -------
@@ -261,7 +266,7 @@ def build_request(schema: Schema, *, strategy: str = "verbalized", image: Any = 
     ------
     ValidationError
         Neither ``image`` nor ``ocr``, malformed OCR pairs, an unreadable image, an unknown
-        strategy, ``k < 1``, ``top_logprobs < 2``.
+        strategy, ``k < 1``, ``top_logprobs < 2``, an unknown or invalid sampling parameter.
     """
     if not isinstance(schema, Schema):
         raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
@@ -269,6 +274,7 @@ def build_request(schema: Schema, *, strategy: str = "verbalized", image: Any = 
     k = check_positive_int(k, "k", 1)
     max_tokens = check_positive_int(max_tokens, "max_tokens", 1)
     top_logprobs = check_positive_int(top_logprobs, "top_logprobs", 2)
+    settings = check_sampling(sampling)
     if image is None and ocr is None:
         raise ValidationError("image or ocr must be given (the modality is chosen by which "
                               "are: ocr, image, or both); found neither")
@@ -297,7 +303,7 @@ def build_request(schema: Schema, *, strategy: str = "verbalized", image: Any = 
         ]
     lines += ["", *_inputs_text(pairs, bool(images)), ""]
     return ChatRequest(system=_SYSTEM, text="\n".join(lines), images=images,
-                       max_tokens=max_tokens, temperature=0.0,
+                       max_tokens=max_tokens, **settings,
                        top_logprobs=top_logprobs if strategy == "logprob" else 0)
 
 
@@ -321,6 +327,11 @@ def _check_finished(response: ChatResponse, request: ChatRequest) -> None:
             f"'length', {len(response.text)} characters): a truncated JSON answer is not "
             "read; raise max_tokens", response)
 
+
+# a log-probability answer without them: no confidence is made up (no 0, 1 or NaN), the
+# document is one failure of kind "answer"
+_NO_LOGPROBS = ("the model returned no log-probabilities; use a verbalized strategy or a "
+                "server that returns them")
 
 # A model's text can hold anything: JSON nested beyond any limit, numbers no float holds.
 # Whatever reading it raises becomes a ModelAnswerError naming what was read.
@@ -367,15 +378,16 @@ def _scoring_request(schema: Schema, values: dict[str, Any], first: ChatRequest,
     pairs = None if ocr is None else _check_ocr(ocr)
     return scoring_request(schema, values, field_lines=_field_lines(schema),
                            inputs_text=_inputs_text(pairs, bool(first.images)),
-                           images=first.images, max_tokens=max_tokens)
+                           images=first.images, max_tokens=max_tokens,
+                           sampling=first.sampling())
 
 
 def _read_logprob(response: ChatResponse, request: ChatRequest, schema: Schema,
                   method: str) -> dict[str, Any]:
     _check_finished(response, request)
-    if response.tokens is None or response.token_logprobs is None:
-        raise ModelAnswerError("the answer has no token log-probabilities: the endpoint "
-                               "ignored logprobs=true", response)
+    if response.tokens is None or response.token_logprobs is None \
+            or (not response.tokens and response.text.strip()):
+        raise ModelAnswerError(_NO_LOGPROBS, response)
     top = None
     if response.top_logprobs is not None:
         top = [None if e is None else [dict(a) for a in e] for e in response.top_logprobs]
@@ -388,8 +400,8 @@ def _read_logprob(response: ChatResponse, request: ChatRequest, schema: Schema,
 
 
 def extract_verbalized(client: ChatClient, schema: Schema, *, image: Any = None,
-                       ocr: Any = None, k: int = 4, max_tokens: int = _DEFAULT_MAX_TOKENS
-                       ) -> dict[str, Any]:
+                       ocr: Any = None, k: int = 4, max_tokens: int = _DEFAULT_MAX_TOKENS,
+                       sampling: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One document's fields with verbalized top-k candidates (the 1S-TopK prompt).
 
     Parameters
@@ -404,6 +416,10 @@ def extract_verbalized(client: ChatClient, schema: Schema, *, image: Any = None,
     k : int, default 4
         Candidates per field.
     max_tokens : int, default 8192
+    sampling : mapping, optional
+        Sampling parameters to send (``{"temperature": 0.0}``, also ``top_p``,
+        ``top_k``); none by default, so the server decides. See
+        :class:`~confcal._chat.ChatRequest`.
 
     Returns
     -------
@@ -422,15 +438,16 @@ def extract_verbalized(client: ChatClient, schema: Schema, *, image: Any = None,
     """
     _check_client(client, logprobs=False)
     request = build_request(schema, strategy="verbalized", image=image, ocr=ocr, k=k,
-                            max_tokens=max_tokens)
+                            max_tokens=max_tokens, sampling=sampling)
     return _read_verbalized(client.complete(request), request, schema, k)
 
 
 def extract_logprob(client: ChatClient, schema: Schema, *, image: Any = None,
                     ocr: Any = None, method: str = "first",
                     top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
-                    max_tokens: int = _DEFAULT_MAX_TOKENS) -> dict[str, Any]:
-    """One document's fields with token-log-probability confidences (greedy decoding).
+                    max_tokens: int = _DEFAULT_MAX_TOKENS,
+                    sampling: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One document's fields with token-log-probability confidences.
 
     Parameters
     ----------
@@ -446,6 +463,10 @@ def extract_logprob(client: ChatClient, schema: Schema, *, image: Any = None,
     top_logprobs : int, default 5
         Alternatives requested per token (at least 2).
     max_tokens : int, default 8192
+    sampling : mapping, optional
+        Sampling parameters to send; none by default (the server decides). ConfBench's
+        log-probability runs decode greedily: ``{"temperature": 0.0, "top_p": 0.1}``
+        asks for that on a server that takes them.
 
     Returns
     -------
@@ -456,18 +477,21 @@ def extract_logprob(client: ChatClient, schema: Schema, *, image: Any = None,
     ------
     ModelCallError, ModelAnswerError, ValidationError
         As :func:`extract_verbalized`; also a client without log-probabilities, and an
-        answer that came back without them.
+        answer that came back without them (the model returned none: never a confidence
+        of 0, 1 or NaN).
     """
     _check_client(client, logprobs=True)
     method = check_option(method, "method", METHODS)
     request = build_request(schema, strategy="logprob", image=image, ocr=ocr,
-                            top_logprobs=top_logprobs, max_tokens=max_tokens)
+                            top_logprobs=top_logprobs, max_tokens=max_tokens,
+                            sampling=sampling)
     return _read_logprob(client.complete(request), request, schema, method)
 
 
 def extract_two_stage(client: ChatClient, schema: Schema, *, image: Any = None,
                       ocr: Any = None, scorer: ChatClient | None = None,
-                      max_tokens: int = _DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+                      max_tokens: int = _DEFAULT_MAX_TOKENS,
+                      sampling: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One document's fields, then a second call's probability for each extracted value.
 
     Call 1 asks ``client`` for the values only (the log-probability strategy's prompt,
@@ -487,6 +511,8 @@ def extract_two_stage(client: ChatClient, schema: Schema, *, image: Any = None,
         The model that scores the values; ``client`` when None.
     max_tokens : int, default 8192
         Per call.
+    sampling : mapping, optional
+        Sampling parameters both calls send; none by default (the servers decide).
 
     Returns
     -------
@@ -504,7 +530,7 @@ def extract_two_stage(client: ChatClient, schema: Schema, *, image: Any = None,
     scorer = client if scorer is None else scorer
     _check_client(scorer, logprobs=False, name="scorer")
     first = build_request(schema, strategy="two-stage", image=image, ocr=ocr,
-                          max_tokens=max_tokens)
+                          max_tokens=max_tokens, sampling=sampling)
     values = _read_values(client.complete(first), first, schema)
     second = _scoring_request(schema, values, first, ocr, max_tokens)
     return _read_scores(values, scorer.complete(second), second, schema)
@@ -536,6 +562,7 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
                    cache_dir: str | os.PathLike[str] | None = None, k: int = 4,
                    method: str = "first", top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
                    max_tokens: int = _DEFAULT_MAX_TOKENS, scorer: ChatClient | None = None,
+                   sampling: Mapping[str, Any] | None = None,
                    progress: bool = True) -> ExtractionRun:
     """Extract a corpus under one modality and one strategy; resume from a cache.
 
@@ -569,6 +596,10 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
     scorer : ChatClient, optional
         The model that scores the values of a two-stage run (``client`` when None);
         refused for the other strategies.
+    sampling : mapping, optional
+        Sampling parameters every call sends (``{"temperature": 0.0}``); none by default,
+        so each server decides. A client whose API refuses a set one fails each document
+        with one record of kind ``"call"`` naming the parameter and how to unset it.
     progress : bool, default True
         Show a tqdm progress bar.
 
@@ -618,12 +649,13 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
     if not isinstance(progress, bool):
         raise ValidationError(f"progress must be True or False; found {progress!r}")
     docs = check_documents(documents, modality)
+    sampling = check_sampling(sampling)
     requests = {}
     for doc_id, image, ocr in docs:
         try:
             requests[doc_id] = build_request(schema, strategy=strategy, image=image, ocr=ocr,
                                              k=k, max_tokens=max_tokens,
-                                             top_logprobs=top_logprobs)
+                                             top_logprobs=top_logprobs, sampling=sampling)
         except ValidationError as exc:
             raise ValidationError(f"documents[{doc_id!r}]: {exc}") from None
     ocrs = {doc_id: ocr for doc_id, _, ocr in docs}

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._options import budgets, columns, int_at_least, positive
+from .._options import add_sampling, budgets, columns, int_at_least, positive, sampling
 from ..exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
 
 __all__ = ["add_qa_parser", "run_qa"]
@@ -140,6 +140,7 @@ def add_qa_parser(subparsers: Any, *, parents: Sequence[argparse.ArgumentParser]
                          "paper's) or {question}, {answer}, {reference}, {evidence}")
     qa.add_argument("--system-prompt", metavar="TEXT",
                     help="--judge llm: the system message (default confcal's)")
+    add_sampling(qa, "--judge llm: ")
     qa.add_argument("--budgets", type=budgets, default=None, metavar="B,...",
                     help="ECARB review budgets of the calibration section (default 0.1,0.3, "
                          "the library's DEFAULT_BUDGETS)")
@@ -305,6 +306,8 @@ def _judge(args: argparse.Namespace) -> tuple[Any, str]:
                                "cache_dir": args.cache_dir}
     if args.system_prompt is not None:
         options["system_prompt"] = args.system_prompt
+    if sampling(args):
+        options["sampling"] = sampling(args)
     model = LLMJudge(client, **options)
     # repr(client) shows the API root without credentials (the client refuses them anyway)
     name = f"model judge {args.model} ({client!r})"
@@ -533,7 +536,9 @@ def _misuse(args: argparse.Namespace) -> str | None:
         return f"--judge {args.judge} needs --base-url URL and --model NAME"
     given = [flag for flag, value in (
         ("--base-url", args.base_url), ("--model", args.model), ("--cache-dir", args.cache_dir),
-        ("--prompt", args.prompt), ("--system-prompt", args.system_prompt)) if value is not None]
+        ("--prompt", args.prompt), ("--system-prompt", args.system_prompt),
+        ("--temperature", args.temperature), ("--top-p", args.top_p),
+        ("--top-k", args.top_k)) if value is not None]
     if not model and given:
         return (f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --judge "
                 f"llm or cascade")

@@ -15,11 +15,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
 
-from .._chat import ChatCache, ChatClient, ChatRequest, ChatResponse
+from .._chat import ChatCache, ChatClient, ChatRequest, ChatResponse, check_sampling
 from .._files import read_json_object
 from .._validation import check_option, is_missing
 from ..exceptions import ModelError, ValidationError
@@ -266,6 +267,9 @@ class LLMJudge:
     max_tokens : int, default 256
         The longest reply asked for (a verdict needs a few tokens; the DocBench reading
         looks at 20 characters).
+    sampling : mapping, optional
+        Sampling parameters to send (``temperature``, ``top_p``, ``top_k``); none by
+        default, so the server decides.
 
     Attributes
     ----------
@@ -287,7 +291,9 @@ class LLMJudge:
     a response that is not the API's) is ``Verdict(None, "model-error", ...)``, status
     ``"failed"``: recorded, counted apart, and the run goes on. Any other exception
     raises. ``qtype`` is accepted for the shared call; the prompt asks the model to tell
-    the kind of question itself, as DocBench's does. Replies are asked at temperature 0.
+    the kind of question itself, as DocBench's does. No sampling parameter is sent unless
+    ``sampling`` sets one (``{"temperature": 0.0}`` for greedy replies, where the server
+    takes it).
 
     Examples
     --------
@@ -313,6 +319,7 @@ class LLMJudge:
     convention: str = "strict"
     cache_dir: str | os.PathLike[str] | None = field(default=None, repr=False)
     max_tokens: int = field(default=256, repr=False)
+    sampling: Mapping[str, Any] | None = field(default=None, repr=False, hash=False)
     counts: dict[str, int] = field(init=False, repr=False, compare=False)
     _chat: Any = field(init=False, repr=False, compare=False)
     _style: str = field(init=False, repr=False, compare=False)
@@ -340,6 +347,7 @@ class LLMJudge:
                 or self.max_tokens < 1:
             raise ValidationError(f"max_tokens must be an integer >= 1; found "
                                   f"{self.max_tokens!r}")
+        object.__setattr__(self, "sampling", MappingProxyType(check_sampling(self.sampling)))
         cache = None if self.cache_dir is None else ChatCache(self.cache_dir, kind="qa-judge")
         object.__setattr__(self, "_cache", cache)
         object.__setattr__(self, "counts",
@@ -383,7 +391,7 @@ class LLMJudge:
         """The chat request for one answer (what is sent and what keys the cache)."""
         return ChatRequest(self.system_prompt,
                            self.prompt(question, answer, reference, evidence=evidence),
-                           max_tokens=self.max_tokens, temperature=0.0)
+                           max_tokens=self.max_tokens, **(self.sampling or {}))
 
     def judge(self, question: str, answer: Any, reference: str, *, qtype: str | None = None,
               evidence: str | None = None) -> Verdict:
