@@ -30,7 +30,7 @@ def test_quickstart_has_exactly_the_two_commands_and_ci_runs_the_test_one():
     quickstart = text.split("## Quickstart", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     commands = [line for line in quickstart.splitlines() if line.strip()]
     assert commands == ['pip install -e ".[cli]" && confcal demo',
-                        'pip install -e ".[test]" && python -m pytest']
+                        'pip install -e ".[test]" && python -m pytest -n auto']
     ci = [line.strip() for line in (README.parent / ".ci" / "run").read_text().splitlines()]
     assert commands[1] in ci
     # stage 1 is a newcomer: a new virtual environment, and no other install before the
