@@ -34,6 +34,7 @@ _EXTRA = {
     "botocore": "pip install -e '.[bedrock]'",
     "dask": "pip install -e '.[dask]'",
     "distributed": "pip install -e '.[dask]'",
+    "radon": "pip install radon==6.0.1, as CI's code-health step does",
 }
 _PROGRAM = {
     "tesseract": "apt-get install tesseract-ocr",

@@ -111,35 +111,14 @@ class ChatRequest:
             if not isinstance(getattr(self, name), str):
                 raise ValidationError(f"{name} must be a string; found "
                                       f"{type(getattr(self, name)).__name__}")
-        images = tuple(self.images)
-        bad = [i for i, im in enumerate(images) if not isinstance(im, bytes)]
-        if bad:
-            raise ValidationError(f"images must be PNG bytes; found "
-                                  f"{type(images[bad[0]]).__name__} at index {bad[0]}")
-        object.__setattr__(self, "images", images)
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) \
-                or self.max_tokens < 1:
-            raise ValidationError(f"max_tokens must be an integer >= 1; found {self.max_tokens!r}")
-        if isinstance(self.top_logprobs, bool) or not isinstance(self.top_logprobs, int) \
-                or self.top_logprobs < 0:
-            raise ValidationError(f"top_logprobs must be an integer >= 0; found "
-                                  f"{self.top_logprobs!r}")
-        for name, low, high in (("temperature", 0.0, math.inf), ("top_p", 0.0, 1.0)):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or value < low or value > high \
-                    or (name == "top_p" and value == 0):
-                wanted = ("a finite number >= 0" if name == "temperature"
-                          else "a number in (0, 1]")
-                raise ValidationError(f"{name} must be {wanted}, or None to leave it unset; "
-                                      f"found {value!r}")
-            object.__setattr__(self, name, float(value))
-        if self.top_k is not None and (isinstance(self.top_k, bool)
-                                       or not isinstance(self.top_k, int) or self.top_k < 1):
-            raise ValidationError(f"top_k must be an integer >= 1, or None to leave it unset; "
-                                  f"found {self.top_k!r}")
+        object.__setattr__(self, "images", _checked_images(self.images))
+        _check_count("max_tokens", self.max_tokens, 1)
+        _check_count("top_logprobs", self.top_logprobs, 0)
+        for name in ("temperature", "top_p"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _checked_sampling(name, getattr(self, name)))
+        if self.top_k is not None:
+            _check_count("top_k", self.top_k, 1, unset=True)
 
     def sampling(self) -> dict[str, float | int]:
         """The sampling parameters that are set (what a client sends), by name."""
@@ -157,6 +136,35 @@ class ChatRequest:
                 "max_tokens": self.max_tokens, "temperature": self.temperature,
                 "top_p": self.top_p, "top_k": self.top_k,
                 "top_logprobs": self.top_logprobs}
+
+
+def _checked_images(images: Any) -> tuple[bytes, ...]:
+    """The images as a tuple of bytes."""
+    images = tuple(images)
+    bad = [i for i, im in enumerate(images) if not isinstance(im, bytes)]
+    if bad:
+        raise ValidationError(f"images must be PNG bytes; found "
+                              f"{type(images[bad[0]]).__name__} at index {bad[0]}")
+    return images
+
+
+def _check_count(name: str, value: Any, minimum: int, *, unset: bool = False) -> None:
+    """``value`` is an integer (not a bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        tail = ", or None to leave it unset" if unset else ""
+        raise ValidationError(f"{name} must be an integer >= {minimum}{tail}; found {value!r}")
+
+
+def _checked_sampling(name: str, value: Any) -> float:
+    """A set temperature (a finite number >= 0) or top_p (in (0, 1]) as a float."""
+    high = math.inf if name == "temperature" else 1.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0 or value > high \
+            or (name == "top_p" and value == 0):
+        wanted = "a finite number >= 0" if name == "temperature" else "a number in (0, 1]"
+        raise ValidationError(f"{name} must be {wanted}, or None to leave it unset; "
+                              f"found {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)

@@ -322,3 +322,15 @@ def test_old_spellings_and_abbreviations_are_usage_errors(argv, capsys):
     # ambiguous (argparse's allow_abbrev is off)
     assert main(argv) == 2
     assert "unrecognized arguments" in _stderr(capsys)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["report", "e.csv", "-o", "r", "--extra", "smooth"], "'smooth' is not one of"),
+    (["report", "e.csv", "-o", "r", "--extra", "aurc,aurc"], "each name once"),
+    (["report", "e.csv", "-o", "r", "--extra", "calibration_p", "--n-resamples", "0"],
+     "calibration_p needs --n-resamples >= 1"),
+    (["report", "e.csv", "-o", "r", "--extra", "aurc", "--sketch"], "not with --sketch"),
+])
+def test_bad_extra_is_a_usage_error(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in _stderr(capsys)

@@ -575,6 +575,37 @@ def _report(args: argparse.Namespace, console: _Console) -> int:
                   baseline=args.baseline, baseline_on=args.baseline_on)
 
 
+def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What argparse cannot check on its own, as usage errors (exit 2)."""
+    if args.command == "score":
+        keys = [key for key, _ in args.meta]
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        if repeated:
+            parser.error(f"argument --meta: each KEY must be given once; found {repeated} "
+                         "more than once")
+    if args.command not in ("demo", "report"):
+        return
+    if args.extra and getattr(args, "sketch", False):
+        parser.error("argument --extra: not with --sketch (the estimators need the rows)")
+    if "calibration_p" in args.extra and not args.n_resamples:
+        parser.error("argument --extra: calibration_p needs --n-resamples >= 1 (the "
+                     "consistency test's redraws); found 0")
+    if args.command == "report" and args.baseline is not None:
+        if args.sketch:
+            parser.error("argument --baseline: not with --sketch (paired resamples need "
+                         "the rows)")
+        if not args.n_resamples:
+            parser.error("argument --baseline: needs --n-resamples >= 1 (the paired "
+                         "resamples); found 0")
+
+
+def _error_message(exc: BaseException) -> str:
+    """A data error in one line: the library's message, or an OS error's reason and file."""
+    if isinstance(exc, OSError) and not isinstance(exc, ConfcalError):
+        return f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+    return str(exc)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``confcal`` command; returns the exit code (0 ok, 1 data error, 2 usage).
 
@@ -606,19 +637,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
-        if args.command == "score":
-            keys = [key for key, _ in args.meta]
-            repeated = sorted({k for k in keys if keys.count(k) > 1})
-            if repeated:
-                parser.error(f"argument --meta: each KEY must be given once; found {repeated} "
-                             "more than once")
-        if args.command == "report" and args.baseline is not None:
-            if args.sketch:
-                parser.error("argument --baseline: not with --sketch (paired resamples need "
-                             "the rows)")
-            if not args.n_resamples:
-                parser.error("argument --baseline: needs --n-resamples >= 1 (the paired "
-                             "resamples); found 0")
+        _check_usage(parser, args)
     except SystemExit as exc:  # argparse: 0 after --help/--version, 2 on a usage error
         return int(exc.code or 0)
     debug = getattr(args, "debug", False)
@@ -638,7 +657,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfcalError, ValueError, OSError) as exc:
         if debug:
             traceback.print_exc()
-        message = str(exc) if isinstance(exc, ConfcalError) or not isinstance(
-            exc, OSError) else f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-        print(f"confcal: error: {message}", file=sys.stderr)
+        print(f"confcal: error: {_error_message(exc)}", file=sys.stderr)
         return 1

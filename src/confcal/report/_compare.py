@@ -261,13 +261,7 @@ def compare_systems(tables: Mapping[Hashable, pd.DataFrame], *, baseline: Hashab
     0  blunt  auroc     0.544         NaN      NaN
     1  sharp  auroc     0.814        0.27    0.005
     """
-    if not isinstance(tables, Mapping) or len(tables) < 2:
-        found = len(tables) if isinstance(tables, Mapping) else type(tables).__name__
-        raise ValidationError(f"tables must map at least two system names to tables; found "
-                              f"{found}")
-    names = list(tables)
-    if baseline not in tables:
-        raise ValidationError(f"baseline must be one of the systems {names}; found {baseline!r}")
+    names = _check_tables(tables, baseline)
     on = check_option(on, "on", ON_CHOICES)
     budgets = check_budgets(budgets)
     n_bins = check_n_bins(n_bins)
@@ -276,24 +270,7 @@ def compare_systems(tables: Mapping[Hashable, pd.DataFrame], *, baseline: Hashab
     level = check_probability(confidence_level, "confidence_level")
     seed = check_seed(seed)
     systems = [_read(name, tables[name]) for name in names]
-    every_entity = all(s.entities is not None for s in systems)
-    if metrics is None:
-        chosen = tuple(m for m in COMPARE_METRICS if every_entity or m not in ("woa", "f1"))
-    else:
-        if isinstance(metrics, str):
-            metrics = (metrics,)
-        chosen = tuple(check_option(m, f"metrics[{i}]", COMPARE_METRICS)
-                       for i, m in enumerate(metrics))
-        if not chosen or len(set(chosen)) != len(chosen):
-            raise ValidationError(f"metrics must be a non-empty sequence of distinct names "
-                                  f"from {COMPARE_METRICS}; found {list(metrics)}")
-        for m in ("woa", "f1"):
-            lacking = [s.name for s in systems if s.entities is None]
-            if m in chosen and lacking:
-                raise ValidationError(
-                    f"metrics asks for {m}, which needs entity tables (outcome, similarity, "
-                    f"weight); found {_label(lacking[0])} without them")
-
+    chosen = _chosen_metrics(metrics, systems)
     shared, dropped = _shared_documents(systems, on)
     g = len(shared)
     if on == "intersection" and any(d["documents"] for d in dropped.values()):
@@ -301,33 +278,13 @@ def compare_systems(tables: Mapping[Hashable, pd.DataFrame], *, baseline: Hashab
                            for name, d in dropped.items())
         warnings.warn(f"compare_systems: on='intersection' compares the {g} documents every "
                       f"system has; left out {counts}", DocumentsDroppedWarning, stacklevel=2)
-
-    calibration = [m for m in chosen if m in _CALIBRATION]
-    extraction = [m for m in chosen if m in ("woa", "f1")]
-    functions = []
-    labels: list[tuple[str, ...]] = []
-    for s in systems:
-        codes = shared.get_indexer(s.doc_id)  # -1: a document left out by on="intersection"
-        calib_codes = codes[s.has_confidence]
-        keep = calib_codes >= 0
-        metric = SystemMetrics(
-            s.correct[keep], s.confidence[keep], calib_codes[keep], g, calibration,
-            budgets=budgets, n_bins=n_bins, binning=binning,
-            sample_weight=None if s.sample_weight is None else s.sample_weight[keep])
-        sums = None
-        if extraction:
-            assert s.entities is not None
-            rows = codes >= 0
-            sums = ExtractionSums(s.entities[rows], codes=codes[rows], n_documents=g)
-        functions.append(_combined(metric, sums, extraction))
-        labels.append(tuple(extraction) + metric.names)
+    functions, labels = _system_functions(systems, shared, chosen, budgets=budgets,
+                                          n_bins=n_bins, binning=binning)
     estimates, values = paired_resamples(functions, g, n_resamples=n_resamples, seed=seed)
-
     base = names.index(baseline)
-    order = labels[base]  # the same for every system
     rows = []
     for i, s in enumerate(systems):
-        for j, metric_name in enumerate(order):
+        for j, metric_name in enumerate(labels[base]):  # the same order for every system
             estimate = float(estimates[i][j])
             if math.isnan(estimate):
                 warnings.warn(f"compare_systems, system {s.name!r}: {metric_name} is undefined "
@@ -350,6 +307,66 @@ def compare_systems(tables: Mapping[Hashable, pd.DataFrame], *, baseline: Hashab
                       "n_resamples": n_resamples, "confidence_level": level, "seed": seed,
                       "budgets": list(budgets), "n_bins": n_bins, "binning": binning})
     return out
+
+
+def _check_tables(tables: Any, baseline: Hashable) -> list[Hashable]:
+    """The system names of ``tables`` (at least two, the baseline among them)."""
+    if not isinstance(tables, Mapping) or len(tables) < 2:
+        found = len(tables) if isinstance(tables, Mapping) else type(tables).__name__
+        raise ValidationError(f"tables must map at least two system names to tables; found "
+                              f"{found}")
+    names = list(tables)
+    if baseline not in tables:
+        raise ValidationError(f"baseline must be one of the systems {names}; found {baseline!r}")
+    return names
+
+
+def _chosen_metrics(metrics: Sequence[str] | None, systems: Sequence[_System]
+                    ) -> tuple[str, ...]:
+    """The metrics to compare: those asked for (checked), or every one the tables allow
+    (WOA and F1 only when every table is an entity table)."""
+    lacking = [s.name for s in systems if s.entities is None]
+    if metrics is None:
+        return tuple(m for m in COMPARE_METRICS if not lacking or m not in ("woa", "f1"))
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    chosen = tuple(check_option(m, f"metrics[{i}]", COMPARE_METRICS)
+                   for i, m in enumerate(metrics))
+    if not chosen or len(set(chosen)) != len(chosen):
+        raise ValidationError(f"metrics must be a non-empty sequence of distinct names "
+                              f"from {COMPARE_METRICS}; found {list(metrics)}")
+    for m in ("woa", "f1"):
+        if m in chosen and lacking:
+            raise ValidationError(
+                f"metrics asks for {m}, which needs entity tables (outcome, similarity, "
+                f"weight); found {_label(lacking[0])} without them")
+    return chosen
+
+
+def _system_functions(systems: Sequence[_System], shared: pd.Index, chosen: Sequence[str],
+                      **options: Any) -> tuple[list[Any], list[tuple[str, ...]]]:
+    """Per system, the function of the shared documents' draw counts that gives its
+    metrics, and the metrics' labels in the order it returns them."""
+    g = len(shared)
+    calibration = [m for m in chosen if m in _CALIBRATION]
+    extraction = [m for m in chosen if m in ("woa", "f1")]
+    functions, labels = [], []
+    for s in systems:
+        codes = shared.get_indexer(s.doc_id)  # -1: a document left out by on="intersection"
+        calib_codes = codes[s.has_confidence]
+        keep = calib_codes >= 0
+        metric = SystemMetrics(
+            s.correct[keep], s.confidence[keep], calib_codes[keep], g, calibration,
+            sample_weight=None if s.sample_weight is None else s.sample_weight[keep],
+            **options)
+        sums = None
+        if extraction:
+            assert s.entities is not None
+            rows = codes >= 0
+            sums = ExtractionSums(s.entities[rows], codes=codes[rows], n_documents=g)
+        functions.append(_combined(metric, sums, extraction))
+        labels.append(tuple(extraction) + metric.names)
+    return functions, labels
 
 
 def _combined(metric: SystemMetrics, sums: ExtractionSums | None, extraction: Sequence[str]
@@ -391,6 +408,29 @@ def check_baseline(entities: pd.DataFrame, by: Sequence[str], baseline: Any) -> 
                               f"{sorted(shown)}); found {baseline!r}")
 
 
+def _compare_relabelled(label: str, systems: Mapping[Hashable, pd.DataFrame],
+                        baseline: Hashable, **options: Any) -> pd.DataFrame:
+    """:func:`compare_systems` whose warnings are given again naming the group compared."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = compare_systems(systems, baseline=baseline, **options)
+    for w in caught:
+        warnings.warn(f"{label}: {w.message}" if label else str(w.message), w.category,
+                      stacklevel=3)
+    return result
+
+
+def _difference_values(rows: pd.DataFrame) -> dict[str, float]:
+    """One system's rows of :func:`compare_systems` as ``{<metric>_diff, _diff_low,
+    _diff_high, _diff_p}``."""
+    values: dict[str, float] = {}
+    for row in rows.itertuples(index=False):
+        for suffix, value in zip(DIFFERENCE_SUFFIXES, (row.difference, row.low, row.high,
+                                                       row.p_value), strict=True):
+            values[f"{row.metric}{suffix}"] = float(value)
+    return values
+
+
 def baseline_differences(entities: pd.DataFrame, by: Sequence[str], baseline: str, *,
                          budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                          n_resamples: int = 1000, confidence_level: float = 0.95,
@@ -424,22 +464,10 @@ def baseline_differences(entities: pd.DataFrame, by: Sequence[str], baseline: st
                 notes.append(f"{label}: no run {'to compare with' if names else 'with'} "
                              f"{first}={baseline}; its runs have no differences.")
             continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = compare_systems(systems, baseline=names[0], budgets=budgets,
+        result = _compare_relabelled(label, systems, names[0], budgets=budgets,
                                      n_bins=n_bins, n_resamples=n_resamples,
                                      confidence_level=confidence_level, seed=seed, on=on)
-        for w in caught:  # again, naming the group of runs compared
-            warnings.warn(f"{label}: {w.message}" if label else str(w.message), w.category,
-                          stacklevel=2)
         for system, rows in result.groupby("system", sort=False):
-            if system == names[0]:
-                continue
-            values: dict[str, float] = {}
-            for row in rows.itertuples(index=False):
-                for suffix, value in zip(DIFFERENCE_SUFFIXES, (row.difference, row.low,
-                                                               row.high, row.p_value),
-                                         strict=True):
-                    values[f"{row.metric}{suffix}"] = float(value)
-            out[_key((system, *stratum))] = values
+            if system != names[0]:
+                out[_key((system, *stratum))] = _difference_values(rows)
     return out, notes

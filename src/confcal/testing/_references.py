@@ -675,10 +675,6 @@ def reference_delong(correct: Any, confidence_a: Any, confidence_b: Any,
     """
     y, ca, w = _data(correct, confidence_a, sample_weight)
     cb = _confidences(confidence_b, len(y))
-
-    def psi(x: float, z: float) -> Fraction:
-        return Fraction(1) if x > z else Fraction(1, 2) if x == z else Fraction(0)
-
     pos = [i for i in range(len(y)) if y[i] and w[i] > 0]
     neg = [j for j in range(len(y)) if not y[j] and w[j] > 0]
     m = sum((w[i] for i in pos), Fraction(0))
@@ -686,27 +682,40 @@ def reference_delong(correct: Any, confidence_a: Any, confidence_b: Any,
     nan = math.nan
     if m == 0 or n == 0:
         return nan, nan, nan, nan
-    v10 = {s: [sum((w[j] * psi(c[i], c[j]) for j in neg), Fraction(0)) / n for i in pos]
-           for s, c in (("a", ca), ("b", cb))}
-    v01 = {s: [sum((w[i] * psi(c[i], c[j]) for i in pos), Fraction(0)) / m for j in neg]
-           for s, c in (("a", ca), ("b", cb))}
-    auc = {s: sum((w[i] * v for i, v in zip(pos, v10[s], strict=True)), Fraction(0)) / m
-           for s in ("a", "b")}
-    difference = auc["a"] - auc["b"]
+    v10a, v01a = _placements(ca, w, pos, neg)
+    v10b, v01b = _placements(cb, w, pos, neg)
+    auc_a = sum((w[i] * v for i, v in zip(pos, v10a, strict=True)), Fraction(0)) / m
+    auc_b = sum((w[i] * v for i, v in zip(pos, v10b, strict=True)), Fraction(0)) / m
     if m <= 1 or n <= 1:
-        return _float(auc["a"]), _float(auc["b"]), _float(difference), nan
+        return _float(auc_a), _float(auc_b), _float(auc_a - auc_b), nan
+    var = (_weighted_variance(pos, w, v10a, v10b) / m
+           + _weighted_variance(neg, w, v01a, v01b) / n)
+    return _float(auc_a), _float(auc_b), _float(auc_a - auc_b), math.sqrt(_float(var))
 
-    def variance(rows: list[int], values_a: list[Fraction], values_b: list[Fraction],
-                 total: Fraction) -> Fraction:
-        d = [va - vb for va, vb in zip(values_a, values_b, strict=True)]
-        mean = sum((w[r] * x for r, x in zip(rows, d, strict=True)), Fraction(0)) / total
-        return sum((w[r] * (x - mean) ** 2 for r, x in zip(rows, d, strict=True)),
-                   Fraction(0)) / (total - 1)
 
-    var = (variance(pos, v10["a"], v10["b"], m) / m
-           + variance(neg, v01["a"], v01["b"], n) / n)
-    return (_float(auc["a"]), _float(auc["b"]), _float(difference),
-            math.sqrt(_float(var)))
+def _psi(x: float, z: float) -> Fraction:
+    """1 if the correct row scores higher, 1/2 if equal, 0 if lower."""
+    return Fraction(1) if x > z else Fraction(1, 2) if x == z else Fraction(0)
+
+
+def _placements(c: Any, w: Any, pos: list[int], neg: list[int]
+                ) -> tuple[list[Fraction], list[Fraction]]:
+    """DeLong's placement values of one score: V10 per correct row, V01 per wrong row."""
+    m = sum((w[i] for i in pos), Fraction(0))
+    n = sum((w[j] for j in neg), Fraction(0))
+    v10 = [sum((w[j] * _psi(c[i], c[j]) for j in neg), Fraction(0)) / n for i in pos]
+    v01 = [sum((w[i] * _psi(c[i], c[j]) for i in pos), Fraction(0)) / m for j in neg]
+    return v10, v01
+
+
+def _weighted_variance(rows: list[int], w: Any, values_a: list[Fraction],
+                       values_b: list[Fraction]) -> Fraction:
+    """The frequency-weighted sample variance of the placement differences a - b."""
+    total = sum((w[r] for r in rows), Fraction(0))
+    d = [va - vb for va, vb in zip(values_a, values_b, strict=True)]
+    mean = sum((w[r] * x for r, x in zip(rows, d, strict=True)), Fraction(0)) / total
+    return sum((w[r] * (x - mean) ** 2 for r, x in zip(rows, d, strict=True)),
+               Fraction(0)) / (total - 1)
 
 
 def reference_aurc(correct: Any, confidence: Any, *, excess: bool = False,
