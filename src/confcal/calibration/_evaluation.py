@@ -113,8 +113,7 @@ def evaluate_transfer(entities: pd.DataFrame, *, by: str = "tier",
         ``result.attrs["n_without_confidence"]``.
     by : str, default "tier"
         The column that names each row's group (no missing values): ``by=`` names
-        grouping columns in every function on a DataFrame (``group=``, its name before,
-        works for one more release, with a :class:`DeprecationWarning`).
+        grouping columns in every function on a DataFrame.
     calibrator : str, calibrator class or callable, default "temperature"
         A name from :data:`CALIBRATORS` (``"temperature"``, ``"platt"``, ``"isotonic"``,
         ``"histogram"``), a class with a ``fit`` classmethod, or a callable
@@ -219,9 +218,8 @@ def cross_validate_calibrator(entities: pd.DataFrame, *, by: str = "doc_id",
         ``result.attrs["n_without_confidence"]``.
     by : str, default "doc_id"
         The column holding each row's document (or any unit kept whole): folds are dealt
-        by its values. (Named ``groups`` before, a name confcal keeps for arrays of group
-        labels, as in :func:`confcal.bootstrap_ci`; ``groups=`` works for one more
-        release, with a :class:`DeprecationWarning`.)
+        by its values (``groups=`` is the name confcal keeps for arrays of group labels, as
+        in :func:`confcal.bootstrap_ci`).
     folds : int >= 2, default 5
         At most the number of documents with a confidence.
     calibrator : as in :func:`evaluate_transfer`

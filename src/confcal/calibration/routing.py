@@ -54,9 +54,8 @@ LOWER_BOUNDS = ("clopper-pearson",)
 class ThresholdResult:
     """The result of :func:`threshold_for_accuracy`.
 
-    A frozen dataclass, as every confcal result; it still unpacks as a 3-tuple
-    (``threshold, coverage, accuracy = result``; ``tuple(result)``), as the NamedTuple it
-    replaced did. Compare fields, or ``tuple(result)``, with a tuple: the result itself
+    A frozen dataclass, as every confcal result, that also unpacks as a 3-tuple
+    (``threshold, coverage, accuracy = result``; ``tuple(result)``). Compare fields, or ``tuple(result)``, with a tuple: the result itself
     equals only another ThresholdResult.
 
     See Also
@@ -79,8 +78,8 @@ class ThresholdResult:
 class BudgetResult:
     """The result of :func:`budget_for_residual_error`.
 
-    A frozen dataclass that still unpacks as a 2-tuple (``budget, errors_left = result``),
-    as the NamedTuple it replaced did (see :class:`ThresholdResult`).
+    A frozen dataclass that also unpacks as a 2-tuple (``budget, errors_left = result``;
+    see :class:`ThresholdResult`).
 
     See Also
     --------
@@ -168,8 +167,6 @@ def threshold_for_accuracy(correct: ArrayLike, confidence: ArrayLike, *, target:
         threshold on the same data adds selection, as any data-driven threshold does).
     confidence_level : float in [0.5, 1), optional
         The confidence level of the bound; default 0.95. Only with ``lower_bound``.
-        (Named ``level`` before; that name works for one more release, with a
-        :class:`DeprecationWarning`.)
 
     Returns
     -------

@@ -69,9 +69,8 @@ DEFAULT_BUDGETS: tuple[float, ...] = (0.1, 0.3)
 0.3 is the budget of ConfBench's worked example (review the least confident 30%) and
 ``ecarb``'s own default; 0.1 is the tight budget of a review team that checks one
 prediction in ten, where a ranking's head matters most. Two budgets show how ECARB moves
-with the budget while keeping the runs table narrow; the command line, the report and the
-README used these two from the start, and the library functions now share them (they
-had defaulted to (0.1, 0.2, 0.3, 0.5) and (0.3,)). Pass ``budgets=`` for others, and
+with the budget while keeping the runs table narrow; every function that takes budgets,
+the command line and the report share them. Pass ``budgets=`` for others, and
 :func:`ecarb_curve` for the whole trade-off.
 """
 _DEFAULT_CURVE_BUDGETS = tuple(i / 20 for i in range(1, 21))  # 0.05, 0.1, ..., 1.0
@@ -178,9 +177,9 @@ def _bin_bounds(r: Ranking, n_bins: int, binning: str) -> tuple[list[int], np.nd
     bounds = [0]
     for i in range(1, n_bins):
         # Rank p is nominally in bin whole_floor(M*W_before(p)/W) (W_before = p unweighted),
-        # decided exactly on the ratio, with near-whole values counting as whole: five
-        # weights of 0.7 (1.4 after scale_weights) used to put rank 3 in bin 2, as
-        # 1.4 + 1.4 + 1.4 = 4.199999999999999 and 5 * 4.199999999999999 < 3 * 7.0.
+        # decided exactly on the ratio, with near-whole values counting as whole: with five
+        # weights of 0.7 (1.4 after scale_weights), a float comparison would put rank 3 in
+        # bin 2, as 1.4 + 1.4 + 1.4 = 4.199999999999999 and 5 * 4.199999999999999 < 3 * 7.0.
         # Unit weights take the very same comparisons as no weights.
         p = r.first_rank_in_bin(i, n_bins)
         # a run of equal confidences is never split: it stays in the bin of its first rank
