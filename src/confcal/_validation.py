@@ -8,6 +8,7 @@ was found (how many values break it and the first offending index and value).
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -48,8 +49,10 @@ def is_missing(value: Any, *, blank: bool = True) -> bool:
 
     None, float NaN (including numpy floats and ``Decimal("NaN")``), ``pandas.NA``/``NaT``
     (and numpy's ``NaT``), the empty string and empty lists/tuples are missing. A string of
-    spaces is missing too: after whitespace normalisation it is the empty string. Zero and
-    False are values, not missing.
+    spaces is missing too: after whitespace normalisation it is the empty string; so is one
+    of spaces and Unicode format characters (category ``Cf``: the zero-width space U+200B,
+    U+FEFF, the soft hyphen U+00AD), which text comparison deletes. Zero and False are
+    values, not missing.
 
     With ``blank=False`` only the "not available" scalars are missing, and blank strings
     and empty lists are values: the rule of ``pandas.isna`` on a scalar, which is what
@@ -59,13 +62,20 @@ def is_missing(value: Any, *, blank: bool = True) -> bool:
     --------
     >>> [is_missing(v) for v in (None, "", "  ", float("nan"), [], 0, "0", False)]
     [True, True, True, True, True, False, False, False]
+    >>> is_missing(" \u200b "), is_missing("\u200bA")
+    (True, False)
     >>> [is_missing(v, blank=False) for v in (None, "", float("nan"), [])]
     [True, False, True, False]
     """
     if value is None:
         return True
     if isinstance(value, str):
-        return blank and value.strip() == ""
+        if not blank:
+            return False
+        text = value.strip()
+        # invisible format characters (category Cf, e.g. U+200B) are no text either
+        return text == "" or (not text.isascii() and all(
+            ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text))
     if isinstance(value, (list, tuple)):
         return blank and len(value) == 0
     if isinstance(value, float):

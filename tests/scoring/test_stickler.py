@@ -160,6 +160,15 @@ def test_text_is_accepted_at_stickler_threshold_whatever_the_schema() -> None:
     assert (row(result, "Agency").outcome, row(result, "Agency").threshold) == ("TP", 0.5)
 
 
+def test_format_characters_are_characters_for_stickler() -> None:
+    # stickler reads text with strip and lower only: "ACME\u200bMedia" vs "ACMEMedia" is
+    # one insertion in 10 characters, 0.9; the default deletes the U+200B first: 1.0
+    truth, pred = {"Agency": "ACMEMedia"}, {"Agency": c("ACME\u200bMedia", 0.5)}
+    assert row(score(truth, pred), "Agency").similarity == pytest.approx(0.9)
+    default = score_documents(FCC_INVOICE, {"d": truth}, {"d": pred})
+    assert row(default, "Agency").similarity == 1.0
+
+
 def test_conventions_is_validated() -> None:
     with pytest.raises(ValidationError, match=r"conventions must be one of \['confcal', "
                        r"'stickler-1.0'\]; found 'stickler'"):
