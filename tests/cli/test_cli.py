@@ -295,7 +295,34 @@ def test_strict_and_counted_missing_predictions(inputs, tmp_path, capsys):
     assert "note: 5 truth documents without a prediction (scored as all missing)" in \
         capsys.readouterr().out
     assert main(_score(inputs, tmp_path / "b.csv", "--strict", pred=few)) == 1
-    assert "every truth document must have a prediction (strict=True)" in _error(capsys)
+    # the command's spelling of the option, not the library's keyword
+    assert "every truth document must have a prediction (--strict)" in _error(capsys)
+
+
+def test_fields_and_doc_ids_in_another_case(inputs, tmp_path, capsys):
+    records = [json.loads(line) for line in inputs["calibrated"].open()]
+    lowered = [{"doc_id": r["doc_id"], "document": {k.lower(): v for k, v in
+                                                    r["document"].items()}} for r in records]
+    pred = _write_jsonl(tmp_path / "lower.jsonl", lowered)
+    assert main(_score(inputs, tmp_path / "a.csv", pred=pred)) == 1
+    err = _error(capsys)
+    assert "predicted field names must be spelled as in the schema; found 'agency' for the " \
+           "schema's 'Agency'" in err and "(--allow-case-mismatch ignores it" in err
+    assert not (tmp_path / "a.csv").exists()
+    # opted out: the note names the fields and how many there are
+    assert main(_score(inputs, tmp_path / "b.csv", "--allow-case-mismatch", pred=pred)) == 0
+    out = capsys.readouterr().out
+    n_keys = sum(len(r["document"]) for r in records)
+    names = list(dict.fromkeys(k for r in lowered for k in r["document"]))
+    shown = ", ".join(repr(n) for n in names[:5])
+    assert f"note: {n_keys:,} predicted fields not in the schema (ignored), {len(names)} " \
+           f"distinct: {shown}" in out
+    upper = [{"doc_id": r["doc_id"].upper(), "document": r["document"]} for r in records]
+    assert main(_score(inputs, tmp_path / "c.csv",
+                       pred=_write_jsonl(tmp_path / "upper.jsonl", upper))) == 1
+    first = json.loads(inputs["truth"].open().readline())["doc_id"]
+    assert f"first {first.upper()!r} (the truth has {first!r}, which differs from it only " \
+           "in case)" in _error(capsys)
 
 
 def test_debug_adds_the_traceback(inputs, tmp_path, capsys):

@@ -5,7 +5,7 @@
     confcal demo   [-o DIR] [--n-resamples N] [--budgets B,...] [--n-bins M] [--min-count C]
                    [--seed S]
     confcal score  --schema fcc-invoice|SCHEMA.json --truth T --pred P [--meta KEY=VALUE ...]
-                   [--strict] -o OUT.parquet|OUT.csv
+                   [--strict] [--allow-case-mismatch] -o OUT.parquet|OUT.csv
     confcal report ENTITIES... [--by COL,...] [--budgets B,...] [--n-bins M] [--min-count C]
                    [--n-resamples N] [--seed S] [--sketch] [--title TEXT] -o DIR
     confcal qa     --records R.jsonl|--docbench DIR|--demo [...] -o DIR
@@ -65,6 +65,17 @@ _OCR_NOTE = ("The OCR corpus (model tesseract-template, one run per degradation 
 
 class _DataError(ConfcalError):
     """An input problem found by the command itself (a file, a line, a doc id)."""
+
+
+def _spell(name: str, value: Any) -> str:
+    """A library keyword as the command line writes it: ``strict=True`` is ``--strict``."""
+    flag = "--" + name.replace("_", "-")
+    return flag if value is True else f"{flag} {value}"
+
+
+def _message(exc: BaseException) -> str:
+    """An error's message, with the option it names in the command's spelling."""
+    return exc.message(_spell) if isinstance(exc, ValidationError) else str(exc)
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -190,6 +201,10 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--strict", action="store_true",
                        help="fail on a truth document without prediction or an unknown "
                             "predicted field instead of counting them")
+    score.add_argument("--allow-case-mismatch", action="store_true",
+                       help="count a predicted field named as a schema field in another case "
+                            "(grosstotal for GrossTotal) as an unknown field, ignored, instead "
+                            "of failing")
     score.add_argument("--conventions", choices=("confcal", "stickler-1.0"), default="confcal",
                        help="scoring rules: confcal's (default) or stickler-1.0, a reproduction "
                             "of stickler-eval 1.0.0 (the ConfBench paper's scorer) for "
@@ -307,7 +322,7 @@ def _stream_error(exc: ValidationError, recent: Mapping[Any, Read]) -> str:
     and line of that document's truth and prediction, from the records read. Errors that
     already have a ``source`` come from the readers, whose messages name file and line.
     """
-    message = str(exc)
+    message = _message(exc)
     if exc.source is not None or exc.doc_id is None:
         return message
     try:
@@ -328,6 +343,9 @@ def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
 
 
 # ---------------------------------------------------------------------------- commands
+_NAMES_SHOWN = 5  # unknown predicted field names a note lists
+
+
 def _score(args: argparse.Namespace, console: _Console) -> int:
     import numpy as np
 
@@ -358,15 +376,18 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
     writer = ChunkWriter(args.output)
     bar = console.bar(None, "doc")
     c: dict[str, int] = {}
+    unknown: dict[str, None] = {}  # the unknown predicted field names, in the order met
     woa_num = woa_den = 0.0
     try:
         for result in score_documents_iter(
                 schema, pairs, chunk_size=_STREAM_CHUNK, strict=args.strict,
+                allow_case_mismatch=args.allow_case_mismatch,
                 metadata=(lambda _doc_id: meta) if meta else None,
                 conventions=args.conventions, limits=limits):
             writer.write(result.entities)
             for key, value in result.counts.items():
                 c[key] = c.get(key, 0) + value
+            unknown.update(dict.fromkeys(result.unknown_field_names))
             e = result.entities
             evaluated = (e["outcome"] != "TN").to_numpy()
             w = e["weight"].to_numpy(dtype=np.float64)[evaluated]
@@ -403,7 +424,12 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
              "outcomes of whole line items or lists (stickler-1.0 counts; no entity row)"),
             ("excluded_by_conventions",
              "line-item leaves stickler-1.0 leaves unlabelled (gated or unpaired items)")):
-        if c.get(key):
+        if c.get(key) and key == "unknown_fields":
+            names = list(unknown)
+            shown = ", ".join(repr(n) for n in names[:_NAMES_SHOWN])
+            more = f" and {len(names) - _NAMES_SHOWN:,} more" if len(names) > _NAMES_SHOWN else ""
+            print(f"note: {c[key]:,} {text}, {len(names):,} distinct: {shown}{more}")
+        elif c.get(key):
             print(f"note: {c[key]:,} {text}")
     print(f"wrote {path}")
     return 0
@@ -594,7 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfcalError, ValueError, OSError) as exc:
         if debug:
             traceback.print_exc()
-        message = str(exc) if isinstance(exc, ConfcalError) or not isinstance(
+        message = _message(exc) if isinstance(exc, ConfcalError) or not isinstance(
             exc, OSError) else f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
         print(f"confcal: error: {message}", file=sys.stderr)
         return 1

@@ -63,6 +63,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from ..exceptions import ValidationError
+from ._inputs import NameCheck
 from .comparators import Date, Number, Text
 from .predictions import LeafError, check_scalar, unwrap_leaf
 from .schema import Field, Items, Schema
@@ -639,12 +640,12 @@ def _item_list(value: Any, doc_id: Any, name: str, side: str) -> list[Any] | Non
 def _score_items(
     table: _Table, pos: int, doc_id: Any, name: str, items: Items, specs: list[_Leaf],
     codes: list[int], truth_doc: Mapping[str, Any], pred_doc: Mapping[str, Any],
-    tally: dict[str, int], strict: bool,
+    tally: dict[str, int], names: NameCheck,
 ) -> None:
     subs = list(items.fields)
     truth_items = _item_list(truth_doc.get(name), doc_id, name, "the truth value")
     pred_items = _item_list(pred_doc.get(name), doc_id, name, "the prediction")
-    _tally_item_fields(truth_items, pred_items, frozenset(subs), doc_id, name, tally, strict)
+    _tally_item_fields(truth_items, pred_items, frozenset(subs), doc_id, name, tally, names)
     if truth_items is None or pred_items is None:
         _count_whole_lists(table, truth_items, pred_items, len(subs))
         return
@@ -665,19 +666,13 @@ def _score_items(
 
 def _tally_item_fields(truth_items: list[Any] | None, pred_items: list[Any] | None,
                        known: frozenset[str], doc_id: Any, name: str, tally: dict[str, int],
-                       strict: bool) -> None:
-    """Count the item sub-fields the schema does not define (an error in predictions when
-    ``strict``)."""
+                       names: NameCheck) -> None:
+    """Count the item sub-fields the schema does not define (or refuse predicted ones:
+    :class:`NameCheck`)."""
     for item in truth_items or ():
         tally["unscored_truth_fields"] += len(item.keys() - known)
     for j, item in enumerate(pred_items or ()):
-        extra = item.keys() - known
-        if extra and strict:
-            raise ValidationError(
-                f"doc {doc_id!r}, field {name}[{j}]: predicted sub-fields must be defined by "
-                f"the schema (strict=True); found unknown {sorted(map(str, extra))}",
-                doc_id=doc_id, field=f"{name}[{j}]")
-        tally["unknown_fields"] += len(extra)
+        tally["unknown_fields"] += names.unknown(item.keys(), known, doc_id, name, f"[{j}]")
 
 
 def _count_whole_lists(table: _Table, truth_items: list[Any] | None,
@@ -725,7 +720,7 @@ def _gated_pairs(table: _Table, sim: np.ndarray, k: int) -> list[tuple[int, int]
 
 def score(
     schema: Schema, truth_docs: list[tuple[Any, Any]], pred_docs: dict[Any, Any],
-    doc_ids: list[Any], meta: dict[str, np.ndarray], strict: bool,
+    doc_ids: list[Any], meta: dict[str, np.ndarray], check: NameCheck,
 ) -> Any:
     """The ExtractionResult of already validated inputs under stickler-1.0 conventions."""
     from ._result import OUTCOMES, ExtractionResult
@@ -750,29 +745,24 @@ def score(
                 f"values; found {type(truth_doc).__name__}", doc_id=doc_id)
         pred_doc = pred_docs.get(doc_id, _ABSENT)
         if pred_doc is _ABSENT:
-            if strict:
+            if check.strict:
                 raise ValidationError(
                     f"doc {doc_id!r}: every truth document must have a prediction "
-                    "(strict=True); found none", doc_id=doc_id)
+                    "({option}); found none", doc_id=doc_id, option=("strict", True))
             tally["docs_missing_prediction"] += 1
             pred_doc = {}
         elif not isinstance(pred_doc, Mapping):
             raise ValidationError(
                 f"doc {doc_id!r}: the predicted document must be a mapping of field names to "
                 f"leaves; found {type(pred_doc).__name__}", doc_id=doc_id)
-        unknown = pred_doc.keys() - known
-        if unknown and strict:
-            raise ValidationError(
-                f"doc {doc_id!r}: predicted fields must be defined by the schema "
-                f"(strict=True); found unknown {sorted(map(str, unknown))}", doc_id=doc_id)
-        tally["unknown_fields"] += len(unknown)
+        tally["unknown_fields"] += check.unknown(pred_doc.keys(), known, doc_id)
         tally["unscored_truth_fields"] += len(truth_doc.keys() - known)
         for name, spec, leaf in fields:
             if isinstance(spec, Items):
                 first = code[f"{name}.{next(iter(spec.fields))}"]
                 _score_items(table, pos, doc_id, name, spec, leaf,
                              list(range(first, first + len(spec.fields))),
-                             truth_doc, pred_doc, tally, strict)
+                             truth_doc, pred_doc, tally, check)
                 continue
             t = _truth_value(truth_doc.get(name), doc_id, name)
             p, c = _pred_value(pred_doc.get(name), doc_id, name)
@@ -806,7 +796,8 @@ def score(
     counts["without_confidence"] = int(np.isnan(confidence).sum())
     counts["whole_item_outcomes"] = sum(table.whole)
     counts["excluded_by_conventions"] = table.excluded
-    return ExtractionResult(entities=entities, counts=counts)
+    return ExtractionResult(entities=entities, counts=counts,
+                            unknown_field_names=tuple(check.seen))
 
 
 def check_conventions(conventions: Any) -> str:
