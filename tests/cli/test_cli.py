@@ -133,6 +133,25 @@ def test_score_then_report_end_to_end(inputs, tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
+@pytest.mark.parametrize("sketch", [[], ["--sketch", "--n-resamples", "0"]],
+                         ids=["rows", "sketch"])
+def test_report_refuses_the_same_table_twice(inputs, tmp_path, capsys, sketch):
+    assert main(_score(inputs, tmp_path / "a.parquet")) == 0
+    assert main(_score(inputs, tmp_path / "b.parquet")) == 0  # another run, no --meta
+    capsys.readouterr()
+    for tables in (["a.parquet", "a.parquet"], ["a.parquet", "b.parquet"]):
+        paths = [str(tmp_path / t) for t in tables]
+        assert main(["report", *paths, *sketch, "-o", str(tmp_path / "rep")]) == 1
+        err = _error(capsys)
+        assert paths[0] in err and paths[1] in err and "--meta run=NAME" in err
+        assert not (tmp_path / "rep").exists()
+    # with metadata the two runs are told apart
+    assert main(_score(inputs, tmp_path / "c.parquet", "--meta", "run=c")) == 0
+    assert main(_score(inputs, tmp_path / "d.parquet", "--meta", "run=d")) == 0
+    assert main(["report", str(tmp_path / "c.parquet"), str(tmp_path / "d.parquet"), *sketch,
+                 "-o", str(tmp_path / "rep")]) == 0
+
+
 def test_bad_json_on_line_17_is_reported_as_such(inputs, tmp_path):
     lines = inputs["hostile"].read_text().splitlines(keepends=True)
     lines[16] = lines[16].replace('"document": {', '"document": {,', 1)

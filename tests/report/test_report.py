@@ -179,6 +179,58 @@ def test_compare_runs_checks_the_entity_table():
         compare_runs(bad)
 
 
+def _indexed() -> pd.DataFrame:
+    frame = _toy()
+    frame["truth_index"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+    frame["pred_index"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+    return frame
+
+
+def test_an_entity_given_twice_is_an_error():
+    doubled = pd.concat([_indexed(), _indexed()], ignore_index=True)
+    with pytest.raises(ValidationError,
+                       match=r"^entities must hold each entity \(run, doc_id, field, item "
+                             r"indices\) once; found 7 repeated rows, first model='m', "
+                             r"doc_id='a', field='Agency', truth_index=<NA>, pred_index=<NA> "
+                             r"at rows 0 and 7$") as info:
+        compare_runs(doubled)
+    assert info.value.index == 7
+    with pytest.raises(ValidationError, match="found 7 repeated rows"):
+        _runs.summarize_runs(doubled, ["model"])
+    # with the tables named, and a hint when no metadata column tells runs apart
+    bare = doubled.drop(columns="model")
+    with pytest.raises(ValidationError, match=r"at row 0 of a.csv and row 0 of b.csv; tables "
+                                              r"of different runs need a metadata column"):
+        _runs.check_unique_entities(bare, sources=[("a.csv", 7), ("b.csv", 7)])
+    # line items: one doc and field, different item indices, are different entities
+    items = _indexed()
+    items["field"] = "LineItems.Rate"
+    items["doc_id"] = "a"
+    items["truth_index"] = pd.array(range(7), dtype="Int64")
+    _runs.check_unique_entities(items)
+    # two runs with their metadata: the same documents, no error, two rows
+    other = _indexed().assign(model="n")
+    assert compare_runs(pd.concat([_indexed(), other], ignore_index=True))["model"].tolist() \
+        == ["m", "n"]
+    # a table without the item-index columns cannot tell line items apart: not checked
+    compare_runs(pd.concat([_toy(), _toy()], ignore_index=True))
+
+
+def test_summaries_of_one_run_in_two_tables_must_not_share_documents():
+    a = _runs.summarize_runs(_indexed(), ["model"])
+    b = _runs.summarize_runs(_indexed().assign(doc_id=lambda f: f["doc_id"] + "2"), ["model"])
+    merged = _runs.merge_summaries(a, b, disjoint=True, names=["a.csv", "b.csv"])
+    assert len(merged[("m",)].doc_ids) == 6
+    with pytest.raises(ValidationError,
+                       match=r"found 3 documents of run \('m',\) in both a.csv and again.csv, "
+                             r"first 'a'"):
+        _runs.merge_summaries(a, b, a, disjoint=True, names=["a.csv", "b.csv", "again.csv"])
+    # chunks of one table may split a document: not disjoint, merged
+    assert _runs.merge_summaries(a, a)[("m",)].n_entities == 14
+    with pytest.raises(ValidationError, match="names must name every part"):
+        _runs.merge_summaries(a, b, disjoint=True, names=["a.csv"])
+
+
 def test_format_runs_and_writers_escape_everything():
     with pytest.warns(confcal.report.SmallSampleWarning, match=r"intervals from 3 documents"):
         table = compare_runs(_toy().assign(model=XSS_MODEL), budgets=(0.5,), n_bins=2,

@@ -499,7 +499,7 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
 def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     from .._markdown import csv_safe_frame, escape_text
     from ..report._render import check_destination, format_runs, staged_report, to_markdown
-    from ..report._runs import check_by, compare_runs_sketched
+    from ..report._runs import check_by, merge_summaries, runs_table, summarize_runs
     from ..scoring.io import iter_entities
 
     if args.n_resamples:
@@ -514,20 +514,23 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     # only the required columns and the run columns are decoded (Parquet)
     bar = console.bar(None, "row")  # a stream of unknown length: rows read so far
 
-    def chunks() -> Iterator[Any]:
+    # one summary per table, merged only when no run has a document in two tables (the
+    # same table twice would otherwise count every row twice)
+    parts = []
+    try:
         for path in args.entities:
+            part: dict[Any, Any] = {}
             for chunk in iter_entities(path, columns=by):
-                yield chunk
+                part = merge_summaries(part, summarize_runs(chunk, by))
                 if bar is not None:
                     bar.update(len(chunk))
-
-    try:
-        runs = compare_runs_sketched(chunks(), by=by,
-                                     budgets=_budgets_or_default(args.budgets),
-                                     n_bins=args.n_bins)
+            parts.append(part)
     finally:
         if bar is not None:
             bar.close()
+    summaries = merge_summaries(*parts, disjoint=True, names=[str(p) for p in args.entities])
+    runs = runs_table(summaries, by, budgets=_budgets_or_default(args.budgets),
+                      n_bins=args.n_bins)
     with staged_report(out) as staging:
         csv_safe_frame(runs).to_csv(staging / "metrics.csv", index=False)
         (staging / "report.md").write_text(  # the title is the user's text: escaped
@@ -551,8 +554,13 @@ def _report(args: argparse.Namespace, console: _Console) -> int:
 
     check_destination(Path(args.output))  # before reading the tables, not after
 
+    from ..report._runs import check_unique_entities
+
     tables = [read_entities(path) for path in args.entities]
     entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    check_unique_entities(entities, name="the entity tables",
+                          sources=[(str(p), len(t)) for p, t in zip(args.entities, tables,
+                                                                     strict=True)])
     signatures = {t.attrs.get(SIGNATURE_ATTR) or "unknown" for t in tables}
     if len(signatures) > 1:
         # pd.concat keeps attrs only when they agree: the report then says schema:unknown
