@@ -354,12 +354,72 @@ def check_groups(groups: Any, n: int, name: str = "groups") -> np.ndarray:
     return codes.astype(np.int64)
 
 
+def _pandas_index(value: Any) -> Any:
+    """The index of a pandas Series or DataFrame, None for anything else (read without
+    importing pandas: a metric on numpy arrays costs what numpy costs)."""
+    if not type(value).__module__.startswith("pandas"):
+        return None
+    return getattr(value, "index", None)
+
+
+def align_pandas(**arrays: Any) -> list[Any]:
+    """The arguments, in order, with the pandas ones aligned by index label to the first.
+
+    Two pandas Series (or DataFrames) are matched by label, as pandas matches them, never
+    by position: when their indexes hold the same unique labels in another order, the
+    later ones are reindexed to the order of the first; when the labels differ, or repeat,
+    matching is ambiguous and a :class:`ValidationError` names both arguments. Any other
+    argument (a list, a numpy array, None) is read by position and left as it is.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> correct = pd.Series([1, 0, 1], index=["a", "b", "c"])
+    >>> confidence = pd.Series([0.2, 0.9, 0.8], index=["b", "c", "a"])
+    >>> align_pandas(correct=correct, confidence=confidence)[1].tolist()
+    [0.8, 0.2, 0.9]
+    >>> align_pandas(correct=correct, confidence=confidence.set_axis(["b", "c", "x"]))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: correct and confidence must have the same index ...; found
+    1 label of confidence not in correct, first 'x'
+    """
+    names, values = list(arrays), list(arrays.values())
+    indexed = [(i, ix) for i, ix in enumerate(map(_pandas_index, values)) if ix is not None]
+    if len(indexed) < 2:
+        return values
+    first, reference = indexed[0]
+    for i, index in indexed[1:]:
+        if index.equals(reference):
+            continue
+        a, b = names[first], names[i]
+        rule = (f"{a} and {b} must have the same index labels when both are pandas objects "
+                "(they are matched by label)")
+        for name, ix in ((a, reference), (b, index)):
+            if not ix.is_unique:
+                label = ix[ix.duplicated()][0]
+                raise ValidationError(f"{rule}; found labels repeated in {name}, first {label!r}")
+        for this, that, other in ((b, index, reference), (a, reference, index)):
+            absent = ~that.isin(other)
+            if absent.any():
+                label = that[absent][0]
+                noun = "label" if int(absent.sum()) == 1 else "labels"
+                raise ValidationError(f"{rule}; found {int(absent.sum())} {noun} of {this} not "
+                                      f"in {a if this == b else b}, first {label!r}")
+        values[i] = values[i].reindex(reference)
+    return values
+
+
 def check_calibration_data(correct: Any, confidence: Any, sample_weight: Any = None
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The boundary check of every (correct, confidence[, sample_weight]) function.
 
     Returns ``(correct as bool, confidence as float64, weights as float64 or None)``.
+    Pandas inputs are matched by index label (:func:`align_pandas`).
     """
+    correct, confidence, sample_weight = align_pandas(
+        correct=correct, confidence=confidence, sample_weight=sample_weight)
     y = check_correct(correct)
     c = check_confidence(confidence)
     check_consistent_length(correct=y, confidence=c)
