@@ -34,6 +34,7 @@ _EXTRA = {
     "botocore": "pip install -e '.[bedrock]'",
     "dask": "pip install -e '.[dask]'",
     "distributed": "pip install -e '.[dask]'",
+    "munkres": "pip install -e '.[test-reference]'",
 }
 _PROGRAM = {
     "tesseract": "apt-get install tesseract-ocr",

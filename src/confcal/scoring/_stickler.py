@@ -505,9 +505,91 @@ def assign(sim: np.ndarray) -> list[tuple[int, int]]:
     if m == 1 and n == 1:
         return [(0, 0)]
     cost = 1.0 - sim
+    # munkres 3.0.0 solves a problem of 16 cells or more with its compiled kernel and a
+    # smaller one in Python; the two break ties differently, so both are reproduced.
+    solve = _compiled_kernel if m * n >= _KERNEL_MIN_CELLS else _augmenting_paths
     if m > n:  # the solver assigns the shorter side
-        return sorted((i, j) for j, i in _augmenting_paths(cost.T))
-    return sorted(_augmenting_paths(cost))
+        return sorted((i, j) for j, i in solve(np.ascontiguousarray(cost.T)))
+    return sorted(solve(cost))
+
+
+_KERNEL_MIN_CELLS = 16
+"""From this many cells on, munkres 3.0.0 hands a problem to its compiled kernel."""
+
+
+def _compiled_kernel(cost: np.ndarray) -> list[tuple[int, int]]:
+    """Minimum-cost assignment of every row (rows <= columns), tied as munkres 3.0.0's
+    compiled kernel ties.
+
+    The same greedy start as :func:`_augmenting_paths` (each row, in order, takes its
+    first free column at the row minimum), then, for each row left unmatched, a
+    shortest-path search over the columns not yet reached. That search is where the two
+    solvers differ, and what decides between equally good pairings:
+
+    - the columns are scanned in a list that starts from the last column and loses each
+      column as it is reached (the last one of the list takes its place);
+    - a path length is ``((minval + cost) - u[row]) - v[col]``, in that order of float
+      operations, and replaces a column's shortest length only when strictly shorter;
+    - among the columns at the shortest length, the last free one in scan order is taken,
+      else the first one;
+    - once a free column is reached, the potentials change (the start row by the path
+      length, every row reached through a column by the difference) and the path is
+      flipped.
+    """
+    r, c = cost.shape
+    u = np.zeros(r)
+    v = np.zeros(c)
+    row4col = np.full(c, -1, dtype=np.int64)
+    col4row = np.full(r, -1, dtype=np.int64)
+    for i in range(r):
+        low = cost[i].min()
+        u[i] = low
+        free = np.flatnonzero((row4col == -1) & (cost[i] == low))
+        if len(free):
+            row4col[free[0]] = i
+            col4row[i] = free[0]
+    path = np.zeros(c, dtype=np.int64)
+    for start in np.flatnonzero(col4row < 0).tolist():
+        remaining = np.arange(c - 1, -1, -1, dtype=np.int64)
+        n_left = c
+        shortest = np.full(c, np.inf)
+        reached: list[int] = []
+        minval = 0.0
+        i = start
+        while True:
+            cols = remaining[:n_left]
+            length = ((minval + cost[i, cols]) - u[i]) - v[cols]
+            better = length < shortest[cols]
+            path[cols[better]] = i
+            shortest[cols[better]] = length[better]
+            known = shortest[cols]
+            lowest = known.min()
+            ties = np.flatnonzero(known == lowest)
+            free = ties[row4col[cols[ties]] < 0]
+            index = int(free[-1] if len(free) else ties[0])
+            minval = float(lowest)
+            j = int(cols[index])
+            if row4col[j] < 0:
+                sink = j
+                break
+            i = int(row4col[j])
+            reached.append(j)
+            remaining[index] = remaining[n_left - 1]
+            n_left -= 1
+        u[start] += minval
+        if reached:
+            via = np.array(reached, dtype=np.int64)
+            step = minval - shortest[via]
+            u[row4col[via]] += step
+            v[via] -= step
+        j = sink
+        while True:  # flip the path
+            i = int(path[j])
+            row4col[j] = i
+            j, col4row[i] = int(col4row[i]), j
+            if i == start:
+                break
+    return [(int(i), int(j)) for i, j in enumerate(col4row)]
 
 
 def _augmenting_paths(cost: np.ndarray) -> list[tuple[int, int]]:
