@@ -497,7 +497,8 @@ def assign(sim: np.ndarray) -> list[tuple[int, int]]:
     Among equally good pairings the one stickler-eval 1.0.0 gets from its assignment solver
     (``munkres`` 3.0.0) is returned, which ``scipy.optimize.linear_sum_assignment`` does not
     promise: with duplicated items the choice decides which predicted item's confidences
-    are paired with the truth.
+    are paired with the truth. munkres ties one way below 16 cells
+    (:func:`_augmenting_paths`) and another from 16 on (:func:`_compiled_kernel`).
     """
     m, n = sim.shape
     if m == 0 or n == 0:
@@ -593,13 +594,15 @@ def _compiled_kernel(cost: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _augmenting_paths(cost: np.ndarray) -> list[tuple[int, int]]:
-    """Minimum-cost assignment of every row (rows <= columns).
+    """Minimum-cost assignment of every row (rows <= columns), tied as munkres 3.0.0's
+    Python solver ties (the one it uses below 16 cells).
 
     The shortest-augmenting-path Hungarian method with row and column potentials, after a
     greedy start that gives each row, in order, its first free column at the row minimum.
     Ties go to the lowest column index (first minimum), and the potentials are updated in
-    the same order of float operations as munkres' solver, so equal costs resolve as it
-    resolves them (checked against stickler-eval in tests/scoring/test_stickler.py).
+    the same order of float operations as that solver, so equal costs resolve as it
+    resolves them (checked against munkres and stickler-eval in
+    tests/scoring/test_stickler.py).
     """
     r, c = cost.shape
     u = np.zeros(r)
