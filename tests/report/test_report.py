@@ -13,9 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import confcal
 from _optional import program_or_none
+from _profiles import examples
 from confcal.datasets import load_demo
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
 from confcal.report import (
@@ -214,6 +217,19 @@ def test_an_entity_given_twice_is_an_error():
         == ["m", "n"]
     # a table without the item-index columns cannot tell line items apart: not checked
     compare_runs(pd.concat([_toy(), _toy()], ignore_index=True))
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", None]), st.integers(0, 3),
+                          st.sampled_from([None, 0, 1])), min_size=1, max_size=40))
+def test_entity_keys_are_equal_exactly_when_the_rows_are(rows):
+    # reference: pandas groupby over the same columns, missing values one group
+    frame = pd.DataFrame(rows, columns=["run", "doc", "index"]).astype(
+        {"run": object, "index": "Int64"})
+    codes = _runs._key_codes(frame, ["run", "doc", "index"])
+    groups = frame.groupby(["run", "doc", "index"], dropna=False, sort=False).ngroup()
+    same = codes[:, None] == codes[None, :]
+    assert (same == (groups.to_numpy()[:, None] == groups.to_numpy()[None, :])).all()
 
 
 def test_summaries_of_one_run_in_two_tables_must_not_share_documents():

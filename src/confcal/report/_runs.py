@@ -70,6 +70,23 @@ def _key_text(frame: pd.DataFrame, columns: Sequence[str], row: int) -> str:
                                 else repr(values[c])) for c in columns)
 
 
+def _key_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """One int64 per row, equal exactly when the rows agree on every column (missing
+    values equal to each other): each column factorized, the codes combined column by
+    column and factorized again whenever the product could leave int64."""
+    codes = np.zeros(len(frame), dtype=np.int64)
+    size = 1
+    for column in columns:
+        col, uniques = pd.factorize(frame[column], use_na_sentinel=False)
+        width = max(len(uniques), 1)
+        if size * width >= 2**62:
+            codes, seen = pd.factorize(codes)
+            size = max(len(seen), 1)
+        codes = codes * width + col.astype(np.int64)
+        size *= width
+    return codes
+
+
 def check_unique_entities(frame: pd.DataFrame, *, name: str = "entities",
                           sources: Sequence[tuple[str, int]] = ()) -> None:
     """Refuse an entity table that holds one entity twice.
@@ -95,14 +112,13 @@ def check_unique_entities(frame: pd.DataFrame, *, name: str = "entities",
         return
     runs = [c for c in frame.columns if c not in ENTITY_COLUMNS]
     key = [*runs, "doc_id", "field", *_ITEM_KEY]
-    codes = frame.groupby(key, sort=False, dropna=False, observed=True).ngroup().to_numpy()
-    if len(np.unique(codes)) == len(codes):
+    codes = _key_codes(frame, key)
+    repeat = pd.Series(codes).duplicated(keep="first").to_numpy()  # hashed: no sort
+    if not repeat.any():
         return
-    _, first_of = np.unique(codes, return_index=True)
-    first = first_of[codes]
-    second = int(np.flatnonzero(first != np.arange(len(codes)))[0])
-    earlier = int(first[second])
-    repeated = int((first != np.arange(len(codes))).sum())
+    second = int(np.argmax(repeat))
+    earlier = int(np.argmax(codes == codes[second]))
+    repeated = int(repeat.sum())
     where = f"rows {earlier} and {second}"
     if sources:
         ends = np.cumsum([n for _, n in sources])
