@@ -34,6 +34,9 @@ REVIEW = ROOT / "tests" / "data" / "qa_judge_review.jsonl"
 # and scale words. Before those rules 12 of its 59 wrong answers were judged correct and 10
 # of its 26 right answers wrong.
 CONTRARY = ROOT / "tests" / "data" / "qa_judge_contrary.jsonl"
+# Written after those rules, as a probe of how far they carry: 1 of its 12 wrong answers
+# was judged correct ("€2.3 billion" for "$2.3 billion", an exact match of the words).
+CONTRARY_PROBE = ROOT / "tests" / "data" / "qa_judge_contrary_probe.jsonl"
 SCRIPT = runpy.run_path(str(ROOT / "scripts" / "rule_judge_accuracy.py"))
 JUDGE = RuleJudge()
 
@@ -251,6 +254,14 @@ def test_an_answer_that_also_says_the_opposite_is_never_correct(question, answer
     assert judge(question, answer, reference).score is None
 
 
+def test_the_same_words_in_another_currency_are_no_exact_match():
+    # the words of "€2.3 billion" and "$2.3 billion" are the same; the amounts are not
+    v = judge("What was the deal value?", "€2.3 billion.", "$2.3 billion")
+    assert v.score == 0 and v.rule == "number"
+    assert judge("What was the deal value?", "$2.3 billion", "$2.3 billion").rule == \
+        "exact-match"
+
+
 def test_one_direction_for_each_number_is_no_contradiction():
     # Germany's number has its own direction word; France's "grew" is France's
     v = judge("What was Germany's GDP growth in 2023?",
@@ -373,6 +384,8 @@ def test_no_false_positive_on_the_contrary_cases():
     assert len({c["id"] for c in cases}) == len(cases)
     adversarial = [c for c in cases if c["adversarial"]]
     assert len(adversarial) >= 60
+    probe = SCRIPT["measure"](load(CONTRARY_PROBE), JUDGE)["overall"]
+    assert (probe["n"], probe["false_positives"], probe["false_negatives"]) == (18, 0, 0)
     assert {c["kind"] for c in cases} >= {"contrary-yes-no", "correction", "direction",
                                           "unit-conversion", "percent-bp", "currency-scale"}
     figures = SCRIPT["measure"](cases, JUDGE)

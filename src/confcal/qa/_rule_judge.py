@@ -291,11 +291,12 @@ class RuleJudge:
         text = answer_arg(answer)
         if text is None:
             return EMPTY_VERDICT
-        # Words drop percent signs and a minus before a currency: "0.1%" and "0.1", or
-        # "-$5" and "$5", are the same words, not the same number.
+        # Words drop percent signs, a minus before a currency and the currency sign: "0.1%"
+        # and "0.1", "-$5" and "$5", or "€2.3 billion" and "$2.3 billion" are the same
+        # words, not the same number.
         if qt.words(text) == qt.words(reference) and (
-                [(x.percent, x.sign) for x in qt.quantities_in(text)]
-                == [(x.percent, x.sign) for x in qt.quantities_in(reference)]):
+                [(x.percent, x.sign, x.currency) for x in qt.quantities_in(text)]
+                == [(x.percent, x.sign, x.currency) for x in qt.quantities_in(reference)]):
             return Verdict(1, "exact-match", "the answer is the reference")
         ref_yes = qt.polarity(reference)
         if qtype == "unanswerable" or (ref_yes is None and qt.declines(reference)):
