@@ -262,6 +262,12 @@ def test_the_same_words_in_another_currency_are_no_exact_match():
         "exact-match"
 
 
+def test_wait_is_a_correction_only_as_an_interjection():
+    q = "What was the average wait time?"
+    assert judge(q, "The average wait time was 30 minutes.", "30 minutes").score == 1
+    assert judge(q, "30 minutes. Wait, no: 45 minutes.", "30 minutes").score is None
+
+
 def test_one_direction_for_each_number_is_no_contradiction():
     # Germany's number has its own direction word; France's "grew" is France's
     v = judge("What was Germany's GDP growth in 2023?",

@@ -680,7 +680,8 @@ def direction(text: str) -> int:
 
 # Words that take back or overturn what came before them.
 _CORRECTION_RE = re.compile(
-    r"\b(?:actually|in\s+fact|correction|or\s+rather|wait|i\s+mean|on\s+second\s+thought"
+    r"\b(?:actually|in\s+fact|correction|or\s+rather|wait(?=\s*[,.;:!-]|\s+(?:no|yes)\b)"
+    r"|i\s+mean|on\s+second\s+thought"
     r"|on\s+closer\s+(?:reading|inspection|look)|strictly\s+speaking|to\s+be\s+precise"
     r"|that\s+is\s+wrong|i\s+was\s+wrong|scratch\s+that)\b", re.IGNORECASE)
 _CONTRAST_AFTER_RE = re.compile(
@@ -737,8 +738,9 @@ def opposed(stems: set[str] | frozenset[str], reference_stems: set[str] | frozen
 def contrary(text: str, reference: str = "", *, pairs: bool = True) -> str | None:
     """Why the text says two opposite things, or None: a correction that takes back what
     came before ("actually", "in fact", "or rather", "correction", "strictly speaking",
-    ...) or, with ``pairs``, words from both sides of one pair of
-    :data:`DIRECTION_PAIRS` ("a profit ... or a loss"), where the reference has neither.
+    "wait" as an interjection, not "the wait time", ...) or, with ``pairs``, words from
+    both sides of one pair of :data:`DIRECTION_PAIRS` ("a profit ... or a loss"), where the
+    reference has neither.
 
     >>> contrary("A net profit of $3.2 million, or a loss after tax.")
     "it says both 'loss' and 'profit'"
@@ -746,9 +748,11 @@ def contrary(text: str, reference: str = "", *, pairs: bool = True) -> str | Non
     ("it takes back what it said ('or rather')", None)
     """
     text, reference = prepare(text), prepare(reference)
-    correction = _CORRECTION_RE.search(text)
-    if correction is not None and _CORRECTION_RE.search(reference) is None:
-        return f"it takes back what it said ({' '.join(correction.group(0).casefold().split())!r})"
+    given = {" ".join(m.group(0).casefold().split()) for m in _CORRECTION_RE.finditer(reference)}
+    for m in _CORRECTION_RE.finditer(text):
+        said = " ".join(m.group(0).casefold().split())
+        if said not in given:
+            return f"it takes back what it said ({said!r})"
     if not pairs:
         return None
     both = opposed({stem(t) for t in _TOKEN_RE.findall(text.casefold())},
