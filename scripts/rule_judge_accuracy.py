@@ -8,7 +8,10 @@ and every ``kind``:
 - ``decided``: the share of answers the judge scores 1 or 0 (the rest are undecided);
 - ``agreement``: the share of decided answers whose score equals the label;
 - ``false positives``: answers the judge calls correct that the label says are wrong, as a
-  count and as a share of the wrong answers (label 0) in the group.
+  count and as a share of the wrong answers (label 0) in the group;
+
+and, below the table, the adversarial share of the set, its false positives and its false
+negatives (right answers the judge calls wrong).
 
 Run ``python scripts/rule_judge_accuracy.py`` (``--json`` for the figures as JSON).
 ``tests/qa/test_rule_judge.py`` calls :func:`measure` and asserts the targets.
@@ -107,6 +110,11 @@ def table(figures: Mapping[str, Any]) -> str:
     for name, f in groups:
         lines.append(f"| {name} | {f['n']} | {_pct(f['decided_share'])} | "
                      f"{_pct(f['agreement'])} | {f['false_positives']} of {f['label_0']} |")
+    overall, adversarial = figures["overall"], figures["adversarial"]
+    share = adversarial["n"] / overall["n"] if overall["n"] else float("nan")
+    lines += ["", f"adversarial share: {adversarial['n']} of {overall['n']} ({_pct(share)}); "
+                  f"false positives: {overall['false_positives']} of {overall['label_0']} "
+                  f"wrong answers; false negatives: {overall['false_negatives']}"]
     return "\n".join(lines)
 
 

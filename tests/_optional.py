@@ -35,6 +35,7 @@ _EXTRA = {
     "dask": "pip install -e '.[dask]'",
     "distributed": "pip install -e '.[dask]'",
     "radon": "pip install radon==6.0.1, as CI's code-health step does",
+    "munkres": "pip install -e '.[test-reference]'",
 }
 _PROGRAM = {
     "tesseract": "apt-get install tesseract-ocr",

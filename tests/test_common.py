@@ -77,6 +77,30 @@ def test_row_order_never_matters(data, draw):
 
 
 @PROPERTY
+@given(data=any_data(max_size=60), draw=st.data())
+def test_pandas_inputs_are_matched_by_label(data, draw):
+    # The same Series in two index orders: read by position they would pair the wrong rows;
+    # matched by label they give exactly the numpy result.
+    import pandas as pd
+
+    correct, confidence = data
+    n = len(correct)
+    perm = np.array(draw.draw(st.permutations(range(n))), dtype=np.intp)
+    labels = [f"e{i}" for i in range(n)]
+    y = pd.Series(correct, index=labels)
+    c = pd.Series(confidence, index=labels).iloc[perm]
+    w = pd.Series(np.arange(1.0, n + 1.0), index=labels).iloc[perm[::-1]]
+
+    def check(case):
+        assert close(call(case, y, c), call(case, correct, confidence))
+        if case.weighted and not case.undefined(np.asarray(correct, dtype=bool)):
+            assert close(case.fast(y, c, sample_weight=w),
+                         case.fast(correct, confidence, sample_weight=np.arange(1.0, n + 1.0)))
+
+    for_each_case(CASES, check)
+
+
+@PROPERTY
 @given(data=any_data(max_size=100), transform=st.sampled_from(
     ["half", "half_shift", "square", "sqrt", "ranks", "ranks_from_zero"]))
 def test_strictly_increasing_transform_changes_nothing(data, transform):

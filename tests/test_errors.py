@@ -76,6 +76,19 @@ def test_with_location_keeps_subclass_traceback_and_pickles():
     assert str(back) == "m" and back.location == {"line": 3, "doc_id": "a"}
 
 
+def test_an_option_is_written_as_its_caller_spells_it():
+    exc = ValidationError("doc 'a': needs a prediction ({option}); found none",
+                          option=("strict", True), doc_id="a")
+    assert str(exc) == "doc 'a': needs a prediction (strict=True); found none"
+    assert exc.message(lambda name, value: f"--{name}") == \
+        "doc 'a': needs a prediction (--strict); found none"
+    assert exc.location == {"doc_id": "a"}  # an option is no location
+    back = pickle.loads(pickle.dumps(exc.with_location(line=4)))
+    assert str(back) == str(exc) and back.option == ("strict", True) and back.line == 4
+    # without an option, braces in a message are text
+    assert str(ValidationError("found {option} and {}")) == "found {option} and {}"
+
+
 # ------------------------------------------------------------- the scorer: doc and field
 @pytest.mark.parametrize("conventions", ["confcal", "stickler-1.0"])
 @pytest.mark.parametrize("pred, field", [

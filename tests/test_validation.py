@@ -111,3 +111,48 @@ def test_check_seed_required_and_bounded():
         check_seed(10, "rng", optional=False, limit=10)
     with pytest.raises(ValidationError, match=r"seed must be an int; found None"):
         check_seed(None, optional=False)
+
+
+# ------------------------------------------------------------ pandas inputs, by label
+def test_two_series_in_different_orders_are_matched_by_label():
+    import pandas as pd
+
+    from confcal.metrics import auroc, bootstrap_ci, ecarb_ceiling
+
+    rng = np.random.default_rng(0)
+    n = 200
+    conf = rng.uniform(size=n)
+    correct = rng.uniform(size=n) < conf  # confidence that means something: AUROC > 0.5
+    labels = [f"doc-{i}" for i in range(n)]
+    y, c = pd.Series(correct, index=labels), pd.Series(conf, index=labels)
+    shuffled = c.sample(frac=1.0, random_state=1)
+    want = auroc(correct, conf)
+    assert auroc(y, shuffled) == want
+    # read by position, the shuffled Series would give another number
+    assert auroc(correct, shuffled.to_numpy()) != want
+    w = pd.Series(rng.uniform(0.5, 2.0, size=n), index=labels)
+    assert ecarb_ceiling(y, sample_weight=w.iloc[::-1]) == ecarb_ceiling(correct,
+                                                                         sample_weight=w.to_numpy())
+    groups = pd.Series(np.repeat(np.arange(40), 5), index=labels)
+    a = bootstrap_ci(y, shuffled, groups=groups.iloc[::-1], n_resamples=20, seed=3)
+    b = bootstrap_ci(correct, conf, groups=groups.to_numpy(), n_resamples=20, seed=3)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_series_with_different_labels_are_an_error():
+    import pandas as pd
+
+    from confcal.metrics import brier
+
+    y = pd.Series([1, 0, 1], index=["a", "b", "c"])
+    with pytest.raises(ValidationError,
+                       match=r"^correct and confidence must have the same index labels when "
+                             r"both are pandas objects \(they are matched by label\); found 1 "
+                             r"label of confidence not in correct, first 'x'$"):
+        brier(y, pd.Series([0.1, 0.2, 0.3], index=["a", "b", "x"]))
+    with pytest.raises(ValidationError, match=r"found labels repeated in confidence, first 'a'"):
+        brier(y, pd.Series([0.1, 0.2, 0.3], index=["a", "a", "b"]))
+    with pytest.raises(ValidationError, match=r"1 label of correct not in confidence, first 'c'"):
+        brier(y, pd.Series([0.1, 0.2], index=["a", "b"]))
+    # numpy or a list beside a Series: read by position, as always
+    assert brier(y, [0.9, 0.1, 0.9]) == brier([1, 0, 1], [0.9, 0.1, 0.9])

@@ -8,6 +8,7 @@ was found (how many values break it and the first offending index and value).
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -48,8 +49,10 @@ def is_missing(value: Any, *, blank: bool = True) -> bool:
 
     None, float NaN (including numpy floats and ``Decimal("NaN")``), ``pandas.NA``/``NaT``
     (and numpy's ``NaT``), the empty string and empty lists/tuples are missing. A string of
-    spaces is missing too: after whitespace normalisation it is the empty string. Zero and
-    False are values, not missing.
+    spaces is missing too: after whitespace normalisation it is the empty string; so is one
+    of spaces and Unicode format characters (category ``Cf``: the zero-width space U+200B,
+    U+FEFF, the soft hyphen U+00AD), which text comparison deletes. Zero and False are
+    values, not missing.
 
     With ``blank=False`` only the "not available" scalars are missing, and blank strings
     and empty lists are values: the rule of ``pandas.isna`` on a scalar, which is what
@@ -59,13 +62,20 @@ def is_missing(value: Any, *, blank: bool = True) -> bool:
     --------
     >>> [is_missing(v) for v in (None, "", "  ", float("nan"), [], 0, "0", False)]
     [True, True, True, True, True, False, False, False]
+    >>> is_missing(" \u200b "), is_missing("\u200bA")
+    (True, False)
     >>> [is_missing(v, blank=False) for v in (None, "", float("nan"), [])]
     [True, False, True, False]
     """
     if value is None:
         return True
     if isinstance(value, str):
-        return blank and value.strip() == ""
+        if not blank:
+            return False
+        text = value.strip()
+        # invisible format characters (category Cf, e.g. U+200B) are no text either
+        return text == "" or (not text.isascii() and all(
+            ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text))
     if isinstance(value, (list, tuple)):
         return blank and len(value) == 0
     if isinstance(value, float):
@@ -344,12 +354,72 @@ def check_groups(groups: Any, n: int, name: str = "groups") -> np.ndarray:
     return codes.astype(np.int64)
 
 
+def _pandas_index(value: Any) -> Any:
+    """The index of a pandas Series or DataFrame, None for anything else (read without
+    importing pandas: a metric on numpy arrays costs what numpy costs)."""
+    if not type(value).__module__.startswith("pandas"):
+        return None
+    return getattr(value, "index", None)
+
+
+def align_pandas(**arrays: Any) -> list[Any]:
+    """The arguments, in order, with the pandas ones aligned by index label to the first.
+
+    Two pandas Series (or DataFrames) are matched by label, as pandas matches them, never
+    by position: when their indexes hold the same unique labels in another order, the
+    later ones are reindexed to the order of the first; when the labels differ, or repeat,
+    matching is ambiguous and a :class:`ValidationError` names both arguments. Any other
+    argument (a list, a numpy array, None) is read by position and left as it is.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> correct = pd.Series([1, 0, 1], index=["a", "b", "c"])
+    >>> confidence = pd.Series([0.2, 0.9, 0.8], index=["b", "c", "a"])
+    >>> align_pandas(correct=correct, confidence=confidence)[1].tolist()
+    [0.8, 0.2, 0.9]
+    >>> align_pandas(correct=correct, confidence=confidence.set_axis(["b", "c", "x"]))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: correct and confidence must have the same index ...; found
+    1 label of confidence not in correct, first 'x'
+    """
+    names, values = list(arrays), list(arrays.values())
+    indexed = [(i, ix) for i, ix in enumerate(map(_pandas_index, values)) if ix is not None]
+    if len(indexed) < 2:
+        return values
+    first, reference = indexed[0]
+    for i, index in indexed[1:]:
+        if index.equals(reference):
+            continue
+        a, b = names[first], names[i]
+        rule = (f"{a} and {b} must have the same index labels when both are pandas objects "
+                "(they are matched by label)")
+        for name, ix in ((a, reference), (b, index)):
+            if not ix.is_unique:
+                label = ix[ix.duplicated()][0]
+                raise ValidationError(f"{rule}; found labels repeated in {name}, first {label!r}")
+        for this, that, other in ((b, index, reference), (a, reference, index)):
+            absent = ~that.isin(other)
+            if absent.any():
+                label = that[absent][0]
+                noun = "label" if int(absent.sum()) == 1 else "labels"
+                raise ValidationError(f"{rule}; found {int(absent.sum())} {noun} of {this} not "
+                                      f"in {a if this == b else b}, first {label!r}")
+        values[i] = values[i].reindex(reference)
+    return values
+
+
 def check_calibration_data(correct: Any, confidence: Any, sample_weight: Any = None
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The boundary check of every (correct, confidence[, sample_weight]) function.
 
     Returns ``(correct as bool, confidence as float64, weights as float64 or None)``.
+    Pandas inputs are matched by index label (:func:`align_pandas`).
     """
+    correct, confidence, sample_weight = align_pandas(
+        correct=correct, confidence=confidence, sample_weight=sample_weight)
     y = check_correct(correct)
     c = check_confidence(confidence)
     check_consistent_length(correct=y, confidence=c)

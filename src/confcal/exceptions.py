@@ -10,6 +10,7 @@ input that leaves a metric undefined (one class for AUROC, no errors for ECARB) 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["ConfcalError", "ModelCallError", "ModelConnectionError", "ModelError",
@@ -46,13 +47,20 @@ class ValidationError(ConfcalError, ValueError):
     index : int, optional
         The 0-based position in an array or a stream (the triple of
         :func:`confcal.scoring.score_documents_iter`, a Parquet row).
+    option : (str, object), optional
+        The keyword argument and value that the message names (the setting that refused the
+        input, ``("strict", True)``, or the one that would accept it), written in the
+        message as ``{option}``: ``str(exc)`` shows it as Python spells it
+        (``strict=True``), :meth:`message` as a caller spells it (``--strict`` on the
+        command line).
 
     Attributes
     ----------
-    source, line, doc_id, field, index
+    source, line, doc_id, field, index, option
         As given (``source`` as a str).
     location : dict
-        The attributes that are set, in the order above.
+        The location attributes that are set, in the order above (``option`` is no
+        location).
 
     Notes
     -----
@@ -73,6 +81,12 @@ class ValidationError(ConfcalError, ValueError):
     {'source': 'truth.jsonl', 'line': 17, 'doc_id': 'inv-17', 'field': 'LineItems[3].Rate'}
     >>> str(ValidationError("n_bins must be an integer >= 1; found 0"))
     'n_bins must be an integer >= 1; found 0'
+    >>> exc = ValidationError("every document must have a prediction ({option}); found none",
+    ...                       option=("strict", True))
+    >>> str(exc)
+    'every document must have a prediction (strict=True); found none'
+    >>> exc.message(lambda name, value: "--" + name.replace("_", "-"))
+    'every document must have a prediction (--strict); found none'
     """
 
     _LOCATION = ("source", "line", "doc_id", "field", "index")
@@ -83,13 +97,28 @@ class ValidationError(ConfcalError, ValueError):
     doc_id: Any = None
     field: str | None = None
     index: int | None = None
+    option: tuple[str, Any] | None = None
 
     def __init__(self, *args: Any, source: str | os.PathLike[str] | None = None,
                  line: int | None = None, doc_id: Any = None, field: str | None = None,
-                 index: int | None = None) -> None:
+                 index: int | None = None, option: tuple[str, Any] | None = None) -> None:
         super().__init__(*args)
         self.source = None if source is None else os.fspath(source)
         self.line, self.doc_id, self.field, self.index = line, doc_id, field, index
+        self.option = option
+
+    def message(self, spell: Callable[[str, Any], str] | None = None) -> str:
+        """The message, with its ``option`` written by ``spell(name, value)`` (default:
+        ``name=value`` as a Python call writes it)."""
+        text = super().__str__()
+        if self.option is None or len(self.args) != 1:
+            return text
+        name, value = self.option
+        return text.replace("{option}", f"{name}={value!r}" if spell is None
+                            else spell(name, value))
+
+    def __str__(self) -> str:
+        return self.message()
 
     @property
     def location(self) -> dict[str, Any]:

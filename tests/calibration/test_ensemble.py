@@ -766,3 +766,32 @@ def test_the_module_prints_the_documented_tables():
                           "--documents", "40"], capture_output=True, text=True, check=True,
                          timeout=120)
     assert out.stdout.count("| ensemble | stacked |") == 2 and out.stderr == ""
+
+
+def test_pandas_signals_are_matched_by_label():
+    # correct, two signals, weights and documents as Series, the later ones shuffled: the fit
+    # and the cross-fitted report are those of the aligned arrays
+    rng = np.random.default_rng(5)
+    n = 120
+    a, b = rng.uniform(size=n), rng.uniform(size=n)
+    y = rng.uniform(size=n) < (a + b) / 2
+    w = rng.uniform(0.5, 2.0, size=n)
+    docs = np.repeat(np.arange(30), 4)
+    labels = [f"r{i}" for i in range(n)]
+    perm = rng.permutation(n)
+
+    def series(values, order=None):
+        s = pd.Series(values, index=labels)
+        return s if order is None else s.iloc[order]
+
+    fitted = ConfidenceEnsemble.fit(series(y), {"a": series(a, perm), "b": series(b, perm[::-1])},
+                                    sample_weight=series(w, perm))
+    plain = ConfidenceEnsemble.fit(y, {"a": a, "b": b}, sample_weight=w)
+    assert fitted.coef == plain.coef and fitted.intercept == plain.intercept
+    shuffled = cross_fit_ensemble(series(y), {"a": series(a, perm), "b": series(b)},
+                                  groups=series(docs, perm[::-1]), folds=3, seed=1)
+    aligned = cross_fit_ensemble(y, {"a": a, "b": b}, groups=docs, folds=3, seed=1)
+    np.testing.assert_array_equal(shuffled.confidence, aligned.confidence)
+    with pytest.raises(ValidationError, match=r"correct and confidences\['a'\] must have the "
+                                              r"same index labels"):
+        ConfidenceEnsemble.fit(series(y), {"a": pd.Series(a)})

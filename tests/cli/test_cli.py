@@ -135,6 +135,25 @@ def test_score_then_report_end_to_end(inputs, tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
+@pytest.mark.parametrize("sketch", [[], ["--sketch", "--n-resamples", "0"]],
+                         ids=["rows", "sketch"])
+def test_report_refuses_the_same_table_twice(inputs, tmp_path, capsys, sketch):
+    assert main(_score(inputs, tmp_path / "a.parquet")) == 0
+    assert main(_score(inputs, tmp_path / "b.parquet")) == 0  # another run, no --meta
+    capsys.readouterr()
+    for tables in (["a.parquet", "a.parquet"], ["a.parquet", "b.parquet"]):
+        paths = [str(tmp_path / t) for t in tables]
+        assert main(["report", *paths, *sketch, "-o", str(tmp_path / "rep")]) == 1
+        err = _error(capsys)
+        assert paths[0] in err and paths[1] in err and "--meta run=NAME" in err
+        assert not (tmp_path / "rep").exists()
+    # with metadata the two runs are told apart
+    assert main(_score(inputs, tmp_path / "c.parquet", "--meta", "run=c")) == 0
+    assert main(_score(inputs, tmp_path / "d.parquet", "--meta", "run=d")) == 0
+    assert main(["report", str(tmp_path / "c.parquet"), str(tmp_path / "d.parquet"), *sketch,
+                 "-o", str(tmp_path / "rep")]) == 0
+
+
 def test_bad_json_on_line_17_is_reported_as_such(inputs, tmp_path):
     lines = inputs["hostile"].read_text().splitlines(keepends=True)
     lines[16] = lines[16].replace('"document": {', '"document": {,', 1)
@@ -297,7 +316,34 @@ def test_strict_and_counted_missing_predictions(inputs, tmp_path, capsys):
     assert "note: 5 truth documents without a prediction (scored as all missing)" in \
         capsys.readouterr().out
     assert main(_score(inputs, tmp_path / "b.csv", "--strict", pred=few)) == 1
-    assert "every truth document must have a prediction (strict=True)" in _error(capsys)
+    # the command's spelling of the option, not the library's keyword
+    assert "every truth document must have a prediction (--strict)" in _error(capsys)
+
+
+def test_fields_and_doc_ids_in_another_case(inputs, tmp_path, capsys):
+    records = [json.loads(line) for line in inputs["calibrated"].open()]
+    lowered = [{"doc_id": r["doc_id"], "document": {k.lower(): v for k, v in
+                                                    r["document"].items()}} for r in records]
+    pred = _write_jsonl(tmp_path / "lower.jsonl", lowered)
+    assert main(_score(inputs, tmp_path / "a.csv", pred=pred)) == 1
+    err = _error(capsys)
+    assert "predicted field names must be spelled as in the schema; found 'agency' for the " \
+           "schema's 'Agency'" in err and "(--allow-case-mismatch ignores it" in err
+    assert not (tmp_path / "a.csv").exists()
+    # opted out: the note names the fields and how many there are
+    assert main(_score(inputs, tmp_path / "b.csv", "--allow-case-mismatch", pred=pred)) == 0
+    out = capsys.readouterr().out
+    n_keys = sum(len(r["document"]) for r in records)
+    names = list(dict.fromkeys(k for r in lowered for k in r["document"]))
+    shown = ", ".join(repr(n) for n in names[:5])
+    assert f"note: {n_keys:,} predicted fields not in the schema (ignored), {len(names)} " \
+           f"distinct: {shown}" in out
+    upper = [{"doc_id": r["doc_id"].upper(), "document": r["document"]} for r in records]
+    assert main(_score(inputs, tmp_path / "c.csv",
+                       pred=_write_jsonl(tmp_path / "upper.jsonl", upper))) == 1
+    first = json.loads(inputs["truth"].open().readline())["doc_id"]
+    assert f"first {first.upper()!r} (the truth has {first!r}, which differs from it only " \
+           "in case)" in _error(capsys)
 
 
 def test_debug_adds_the_traceback(inputs, tmp_path, capsys):

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from _profiles import examples
@@ -29,6 +29,14 @@ HOLDOUT = ROOT / "tests" / "data" / "qa_judge_holdout.jsonl"
 # questions answered the way chat models answer); before the review's rules, 7 of its 39
 # wrong answers were judged correct.
 REVIEW = ROOT / "tests" / "data" / "qa_judge_review.jsonl"
+# Written before the rules below about contrary answers and units were in place: answers
+# that also say the opposite, corrections, direction words, unit conversions, basis points
+# and scale words. Before those rules 12 of its 59 wrong answers were judged correct and 10
+# of its 26 right answers wrong.
+CONTRARY = ROOT / "tests" / "data" / "qa_judge_contrary.jsonl"
+# Written after those rules, as a probe of how far they carry: 1 of its 12 wrong answers
+# was judged correct ("€2.3 billion" for "$2.3 billion", an exact match of the words).
+CONTRARY_PROBE = ROOT / "tests" / "data" / "qa_judge_contrary_probe.jsonl"
 SCRIPT = runpy.run_path(str(ROOT / "scripts" / "rule_judge_accuracy.py"))
 JUDGE = RuleJudge()
 
@@ -226,6 +234,113 @@ def test_text_readers():
     assert qt.direction("a net loss") == -1 and qt.direction("costs rose; sales fell") == 0
 
 
+# ---------------------------------------------------- answers that say the opposite
+@pytest.mark.parametrize("question, answer, reference", [
+    ("Was the drug more effective than placebo?",
+     "Yes. However, the drug was not more effective than placebo.", "Yes"),
+    ("Did the trial meet its primary endpoint?", "No. Actually yes.", "No"),
+    ("Did the council approve the plan?", "Yes and no: it approved half of it.", "Yes"),
+    ("Did the company pay a dividend?", "Yes, the company did not pay a dividend.", "Yes"),
+    ("Did the minister resign?", "No, but she did resign a week later.", "No"),
+    ("How many seats did the party win?", "42; however, a recount put the figure at 40.", "42"),
+    ("In which year did the factory close?", "In 2019, or rather in 2020.", "2019"),
+    ("What was the net result?", "A net profit of $3.2 million, or a loss after tax.",
+     "A net profit of $3.2 million"),
+    ("How did it compare?", "More effective at first, less effective later.", "More effective"),
+])
+def test_an_answer_that_also_says_the_opposite_is_never_correct(question, answer, reference):
+    # undecided, by the rule on contrary answers or another one ("yes and no" opens with
+    # neither; two years and no word to say which is asked)
+    assert judge(question, answer, reference).score is None
+
+
+def test_the_same_words_in_another_currency_are_no_exact_match():
+    # the words of "€2.3 billion" and "$2.3 billion" are the same; the amounts are not
+    v = judge("What was the deal value?", "€2.3 billion.", "$2.3 billion")
+    assert v.score == 0 and v.rule == "number"
+    assert judge("What was the deal value?", "$2.3 billion", "$2.3 billion").rule == \
+        "exact-match"
+
+
+def test_wait_is_a_correction_only_as_an_interjection():
+    q = "What was the average wait time?"
+    assert judge(q, "The average wait time was 30 minutes.", "30 minutes").score == 1
+    assert judge(q, "30 minutes. Wait, no: 45 minutes.", "30 minutes").score is None
+
+
+def test_one_direction_for_each_number_is_no_contradiction():
+    # Germany's number has its own direction word; France's "grew" is France's
+    v = judge("What was Germany's GDP growth in 2023?",
+              "France grew 0.9% while Germany shrank 0.3% in 2023.", "-0.3%")
+    assert v.score == 1
+
+
+def test_profit_is_a_direction_word():
+    q = "What was the company's net result for 2023?"
+    assert judge(q, "A net profit of $3.2 million.", "A net loss of $3.2 million").score == 0
+    assert judge(q, "A net loss of $3.2 million.", "-$3.2 million").score == 1
+    assert judge(q, "A net profit of $3.2 million.", "-$3.2 million").score == 0
+    assert qt.direction("a net profit") == 1 and qt.direction("profit and loss") == 0
+    # one list: every signed pair's words are direction words, the unsigned ones are not
+    for down, up, signed in qt.DIRECTION_PAIRS:
+        assert all(qt.is_direction_word(w) == signed for w in down + up)
+
+
+@pytest.mark.parametrize("answer, reference, score", [
+    ("About 2,400 kg per day.", "2.4 tonnes", 1),   # 2,400 * 1,000 g = 2.4 * 10**6 g
+    ("About 2,400 g per day.", "2.4 tonnes", 0),    # 2,400 g is 2.4 kg
+    ("2.4 kg per day.", "2.4 tonnes", 0),           # the same number in another unit
+    ("0.45 kg.", "450 g", 1),
+    ("The tunnel is 3,200 metres long.", "3.2 km", 1),
+    ("The tunnel is 3,200 feet long.", "3.2 km", 0),   # 3,200 ft = 975.36 m
+    ("0.25 cm.", "2.5 mm", 1),
+    ("200 cm.", "2 m", 1),
+    ("1.8 kilometres.", "1.8 km", 1),
+    ("A cumulative 525 basis points.", "5.25%", 1),  # 525 / 100 = 5.25 points
+    ("A cumulative 52.5 basis points.", "5.25%", 0),
+    ("0.75%.", "75 basis points", 1),
+    ("75%.", "75 basis points", 0),
+    ("A cut of 50 bp.", "0.5%", 1),
+    ("5.25 percentage points.", "525 basis points", 1),
+    ("12m dollars.", "$12 million", 1),               # "m" before a currency word
+    ("$4,200 million.", "$4.2 billion", 1),
+    ("$4.2 million.", "$4.2 billion", 0),
+])
+def test_units_convert_exactly(answer, reference, score):
+    assert judge("How much was it?", answer, reference).score == score
+
+
+def test_unit_readers():
+    [a, b, c] = qt.quantities_in("2,400 kg, 3.2 km and 525 basis points")
+    assert (a.value * a.per_unit, a.unit) == (2.4e6, "gram")
+    assert (b.value * b.per_unit, b.unit) == (3200.0, "metre")
+    assert (c.value, c.percent) == (5.25, True)
+    # no unit read from capitals, a rate, an area, a "ton" or money
+    assert [q.unit for q in qt.quantities_in("5 G, 3 M, 4 kg/ha, 2 km\u00b2, 40 tons, $3 m")] \
+        == [None] * 6
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(st.integers(1, 10**6),
+       st.sampled_from([" Actually, it was {}.", " Or rather {}.", " Correction: {}.",
+                        "; however, a recount gave {}."]),
+       st.integers(1, 10**6))
+def test_a_number_taken_back_is_never_correct(n, tail, other):
+    # The reference's number followed by a correction to another number is never 1.
+    assume(other != n)
+    answer = f"It was {n:,}." + tail.format(f"{other:,}")
+    assert judge("How many votes were cast?", answer, f"{n:,}").score != 1
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(st.booleans(), st.sampled_from(["Actually, {}.", "{}, on closer reading.",
+                                       "However, strictly speaking {}.", "Correction: {}."]))
+def test_a_yes_or_no_taken_back_is_never_correct(ref_yes, tail):
+    ref, other = ("Yes", "no") if ref_yes else ("No", "yes")
+    answer = f"{ref}. " + tail.format(other)
+    assert judge("Does the rule apply?", answer, ref).score != 1
+
+
 # ------------------------------------------------------------------ the labelled cases
 def load(path):
     return SCRIPT["load_cases"](path)
@@ -268,6 +383,22 @@ def test_no_false_positive_on_the_review_cases():
     # no decided-share target here: these cases were written to be hard (the figure is in
     # docs/docqa.md)
     assert figures["overall"]["decided_share"] >= 0.5
+
+
+def test_no_false_positive_on_the_contrary_cases():
+    cases = load(CONTRARY)
+    assert len({c["id"] for c in cases}) == len(cases)
+    adversarial = [c for c in cases if c["adversarial"]]
+    assert len(adversarial) >= 60
+    probe = SCRIPT["measure"](load(CONTRARY_PROBE), JUDGE)["overall"]
+    assert (probe["n"], probe["false_positives"], probe["false_negatives"]) == (18, 0, 0)
+    assert {c["kind"] for c in cases} >= {"contrary-yes-no", "correction", "direction",
+                                          "unit-conversion", "percent-bp", "currency-scale"}
+    figures = SCRIPT["measure"](cases, JUDGE)
+    assert figures["overall"]["false_positives"] == 0
+    assert figures["overall"]["false_negatives"] == 0
+    # written to be hard: a contrary answer is undecided by design (figure in docs/docqa.md)
+    assert figures["overall"]["decided_share"] >= 0.7
 
 
 def test_the_figures_are_computed_from_the_verdicts():

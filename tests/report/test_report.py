@@ -13,9 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import confcal
 from _optional import program_or_none
+from _profiles import examples
 from confcal.datasets import load_demo
 from confcal.exceptions import UndefinedMetricWarning, ValidationError
 from confcal.report import (
@@ -178,6 +181,71 @@ def test_compare_runs_checks_the_entity_table():
                                               r"\[0, 1\]; found 1 value breaking it, first on "
                                               r"row 2 \(1.5\)"):
         compare_runs(bad)
+
+
+def _indexed() -> pd.DataFrame:
+    frame = _toy()
+    frame["truth_index"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+    frame["pred_index"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+    return frame
+
+
+def test_an_entity_given_twice_is_an_error():
+    doubled = pd.concat([_indexed(), _indexed()], ignore_index=True)
+    with pytest.raises(ValidationError,
+                       match=r"^entities must hold each entity \(run, doc_id, field, item "
+                             r"indices\) once; found 7 repeated rows, first model='m', "
+                             r"doc_id='a', field='Agency', truth_index=<NA>, pred_index=<NA> "
+                             r"at rows 0 and 7$") as info:
+        compare_runs(doubled)
+    assert info.value.index == 7
+    with pytest.raises(ValidationError, match="found 7 repeated rows"):
+        _runs.summarize_runs(doubled, ["model"])
+    # with the tables named, and a hint when no metadata column tells runs apart
+    bare = doubled.drop(columns="model")
+    with pytest.raises(ValidationError, match=r"at row 0 of a.csv and row 0 of b.csv; tables "
+                                              r"of different runs need a metadata column"):
+        _runs.check_unique_entities(bare, sources=[("a.csv", 7), ("b.csv", 7)])
+    # line items: one doc and field, different item indices, are different entities
+    items = _indexed()
+    items["field"] = "LineItems.Rate"
+    items["doc_id"] = "a"
+    items["truth_index"] = pd.array(range(7), dtype="Int64")
+    _runs.check_unique_entities(items)
+    # two runs with their metadata: the same documents, no error, two rows
+    other = _indexed().assign(model="n")
+    assert compare_runs(pd.concat([_indexed(), other], ignore_index=True))["model"].tolist() \
+        == ["m", "n"]
+    # a table without the item-index columns cannot tell line items apart: not checked
+    compare_runs(pd.concat([_toy(), _toy()], ignore_index=True))
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", None]), st.integers(0, 3),
+                          st.sampled_from([None, 0, 1])), min_size=1, max_size=40))
+def test_entity_keys_are_equal_exactly_when_the_rows_are(rows):
+    # reference: pandas groupby over the same columns, missing values one group
+    frame = pd.DataFrame(rows, columns=["run", "doc", "index"]).astype(
+        {"run": object, "index": "Int64"})
+    codes = _runs._key_codes(frame, ["run", "doc", "index"])
+    groups = frame.groupby(["run", "doc", "index"], dropna=False, sort=False).ngroup()
+    same = codes[:, None] == codes[None, :]
+    assert (same == (groups.to_numpy()[:, None] == groups.to_numpy()[None, :])).all()
+
+
+def test_summaries_of_one_run_in_two_tables_must_not_share_documents():
+    a = _runs.summarize_runs(_indexed(), ["model"])
+    b = _runs.summarize_runs(_indexed().assign(doc_id=lambda f: f["doc_id"] + "2"), ["model"])
+    merged = _runs.merge_summaries(a, b, disjoint=True, names=["a.csv", "b.csv"])
+    assert len(merged[("m",)].doc_ids) == 6
+    with pytest.raises(ValidationError,
+                       match=r"found 3 documents of run \('m',\) in both a.csv and again.csv, "
+                             r"first 'a'"):
+        _runs.merge_summaries(a, b, a, disjoint=True, names=["a.csv", "b.csv", "again.csv"])
+    # chunks of one table may split a document: not disjoint, merged
+    assert _runs.merge_summaries(a, a)[("m",)].n_entities == 14
+    with pytest.raises(ValidationError, match="names must name every part"):
+        _runs.merge_summaries(a, b, disjoint=True, names=["a.csv"])
 
 
 def test_format_runs_and_writers_escape_everything():

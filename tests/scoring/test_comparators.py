@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from datetime import date, datetime, timedelta
 
 import numpy as np
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _profiles import examples
+from confcal._validation import is_missing
 from confcal.exceptions import ValidationError
 from confcal.scoring import _dates, _kernels, _numbers
 from confcal.scoring._kernels import (
@@ -471,6 +473,39 @@ def test_text_normalization():
     # punctuation is kept by default: "net-30" vs "net 30" is one substitution in 6
     assert Text()("Net-30", "net 30") == pytest.approx(5 / 6)
     assert Text(ignore_punctuation=True)("A.C.M.E.", "acme") == 1.0
+
+
+# Unicode format characters (category Cf), as a PDF text layer or an extractor leaves them
+FORMAT_CHARS = ["\u200b", "\ufeff", "\u00ad", "\u200e", "\u200f", "\u2060", "\u200d",
+                "\u2066", "\u2069"]
+
+
+def test_format_characters_are_no_edits():
+    assert all(unicodedata.category(ch) == "Cf" for ch in FORMAT_CHARS)
+    assert Text()("ACME\u200b Media", "ACME Media") == 1.0  # was 1 - 1/11
+    assert Text()("\ufeffInvoice", "Invoice") == 1.0
+    assert Exact()("Me\u00addia", "Media") == 1.0  # soft hyphen
+    assert normalize_text("\u200b\u200b") == "" and is_missing("\u200b\u200b")
+    assert Text()("\u200b", None) == 1.0  # nothing extracted on both sides
+    # batched and one-at-a-time agree on them
+    truths, preds = ["ACME\u200bMedia", "Net\u00ad 30"], ["ACMEMedia", "Net 30"]
+    assert list(Text().elementwise(truths, preds)) == [1.0, 1.0]
+    # a visible character next to one still counts: one substitution in 10
+    assert Text()("ACME\u200bMedla", "ACMEMedia") == pytest.approx(1 - 1 / 9)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.text(st.characters(codec="utf-8"), max_size=20),
+       st.lists(st.tuples(st.integers(0, 20), st.sampled_from(FORMAT_CHARS)), max_size=5))
+def test_inserting_format_characters_never_changes_a_similarity(text, inserts):
+    dirty = text
+    for at, ch in inserts:
+        dirty = dirty[:at] + ch + dirty[at:]
+    visible = "".join(ch for ch in text if ch not in FORMAT_CHARS)
+    assert normalize_text(dirty) == normalize_text(visible)
+    # a value of whitespace and format characters only is missing, as "  " is
+    assert is_missing(dirty) == is_missing(text)
+    assert Text()(dirty, text) == 1.0 and Exact()(text, dirty) == 1.0
 
 
 def test_normalize_text_missing_is_empty():

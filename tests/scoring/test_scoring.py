@@ -527,6 +527,58 @@ def test_unknown_predicted_fields_are_ignored_and_counted():
         score_documents(FCC_INVOICE, {"a": truth}, {"a": pred}, strict=True)
 
 
+def test_unknown_predicted_fields_are_named():
+    truth = invoice(2)
+    pred = with_confidence(truth)
+    pred["InvoiceNumber"] = "17"
+    pred["Notes"] = "x"
+    pred["LineItems"][0]["Spots"] = 3
+    pred["LineItems"][1]["Spots"] = 3
+    for conventions in ("confcal", "stickler-1.0"):
+        result = score_documents(FCC_INVOICE, {"a": truth, "b": truth}, {"a": pred, "b": pred},
+                                 conventions=conventions)
+        # 2 docs x (2 top-level + 2 sub-field keys) = 8 keys, 3 distinct names in first order
+        assert result.counts["unknown_fields"] == 8
+        assert result.unknown_field_names == ("InvoiceNumber", "Notes", "LineItems.Spots")
+
+
+@pytest.mark.parametrize("conventions", ["confcal", "stickler-1.0"])
+def test_a_field_named_in_another_case_is_an_error_naming_both(conventions):
+    truth = invoice(1)
+    pred = with_confidence(truth)
+    pred["grosstotal"] = pred.pop("GrossTotal")
+    with pytest.raises(ValidationError,
+                       match=r"^doc 'a': predicted field names must be spelled as in the "
+                             r"schema; found 'grosstotal' for the schema's 'GrossTotal', which "
+                             r"differs only in case \(allow_case_mismatch=True ignores it as "
+                             r"an unknown field instead\)$") as info:
+        score_documents(FCC_INVOICE, {"a": truth}, {"a": pred}, conventions=conventions)
+    assert info.value.option == ("allow_case_mismatch", True)
+    # opted out: counted and named as unknown, its truth scored against a missing value
+    result = score_documents(FCC_INVOICE, {"a": truth}, {"a": pred}, conventions=conventions,
+                             allow_case_mismatch=True)
+    assert result.unknown_field_names == ("grosstotal",)
+    pred = with_confidence(truth)
+    pred["LineItems"][0]["rate"] = pred["LineItems"][0].pop("Rate")
+    with pytest.raises(ValidationError, match=r"^doc 'a', field LineItems\[0\]: predicted "
+                                              r"sub-field names .* found 'rate' for the "
+                                              r"schema's 'Rate'") as info:
+        score_documents(FCC_INVOICE, {"a": truth}, {"a": pred}, conventions=conventions)
+    assert info.value.location == {"doc_id": "a", "field": "LineItems[0]"}
+    with pytest.raises(ValidationError, match="allow_case_mismatch must be True or False"):
+        score_documents(FCC_INVOICE, {"a": truth}, {"a": pred}, allow_case_mismatch="yes")
+
+
+def test_a_doc_id_in_another_case_is_named():
+    truth = invoice(1)
+    with pytest.raises(ValidationError,
+                       match=r"found 1 absent from truths, first 'inv-1' \(the truth has "
+                             r"'INV-1', which differs from it only in case\)$"):
+        score_documents(FCC_INVOICE, {"INV-1": truth}, {"inv-1": truth})
+    with pytest.raises(ValidationError, match=r"first 'x'$"):  # no hint without a match
+        score_documents(FCC_INVOICE, {"INV-1": truth}, {"x": truth})
+
+
 def test_unscored_truth_fields_are_counted():
     truth = invoice(2)
     truth["InvoiceNumber"] = "17"

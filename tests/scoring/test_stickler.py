@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from _optional import missing
+from _optional import missing, need_module
 from confcal import ValidationError
 from confcal.scoring import score_documents, score_documents_iter
-from confcal.scoring._stickler import read_number
+from confcal.scoring._stickler import assign, read_number
 from confcal.scoring.comparators import Exact
 from confcal.scoring.predictions import parse_prediction
 from confcal.scoring.presets import FCC_INVOICE
@@ -158,6 +158,64 @@ def test_text_is_accepted_at_stickler_threshold_whatever_the_schema() -> None:
     # FCC_INVOICE may accept text near-exactly; the stickler model accepts at 0.5.
     result = score({"Agency": "Net 30"}, {"Agency": "Net 60"})  # 1 - 1/6 = 0.83
     assert (row(result, "Agency").outcome, row(result, "Agency").threshold) == ("TP", 0.5)
+
+
+def test_format_characters_are_characters_for_stickler() -> None:
+    # stickler reads text with strip and lower only: "ACME\u200bMedia" vs "ACMEMedia" is
+    # one insertion in 10 characters, 0.9; the default deletes the U+200B first: 1.0
+    truth, pred = {"Agency": "ACMEMedia"}, {"Agency": c("ACME\u200bMedia", 0.5)}
+    assert row(score(truth, pred), "Agency").similarity == pytest.approx(0.9)
+    default = score_documents(FCC_INVOICE, {"d": truth}, {"d": pred})
+    assert row(default, "Agency").similarity == 1.0
+
+
+def test_equally_good_pairings_resolve_as_munkres_does() -> None:
+    # The smallest case where the solver's tie rule shows: items A and C differ in one
+    # Description character, B in everything; truth [A, A, B, B], prediction [C, B, C, A],
+    # every leaf of predicted item j with confidence 0.1 * (j + 1). Both truth A's are as
+    # close to C (twice) as to A, so several pairings are equally good; stickler-eval pairs
+    # the predictions carrying 0.2, 0.3 and 0.4 (the 0.1 item is left out), where the
+    # first-minimum rule of the small-problem solver pairs 0.1, 0.2 and 0.4.
+    a = _item(StartDate="2024-03-01", EndDate="2024-03-07", Days="M-F",
+              Description="News at 5", Rate="$100.00")
+    b = _item(StartDate="2024-03-02", EndDate="2024-03-09", Days="Sa",
+              Description="Late Show", Rate="$250.00")
+    c_ = dict(a, Description="News at 6")
+    pred = [{k: c(v, (j + 1) / 10) for k, v in item.items()}
+            for j, item in enumerate([c_, b, c_, a])]
+    result = score({"LineItems": [a, a, b, b]}, {"LineItems": pred})
+    _, confidence, _ = result.to_calibration()
+    assert set(np.round(confidence, 6).tolist()) == {0.2, 0.3, 0.4}
+
+
+def _tie_matrices(seed: int, count: int) -> list[np.ndarray]:
+    """Similarity matrices up to 8 x 8 with exact and near ties: all equal, few distinct
+    values, duplicated rows and columns, and values a few units in the last place apart."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in range(count):
+        r, k = (int(x) for x in rng.integers(1, 9, size=2))
+        kind = t % 4
+        if kind == 0:
+            sim = np.full((r, k), float(rng.choice([0.0, 0.5, 0.7, 1.0])))
+        elif kind == 1:
+            sim = rng.choice([0.2, 0.5, 0.8, 1.0], size=(r, k))
+        elif kind == 2:
+            sim = np.clip(rng.choice([0.6, 0.8], size=(r, k))
+                          + rng.choice([0.0, 1e-16, 2e-16, -1e-16], size=(r, k)), 0.0, 1.0)
+        else:
+            base = rng.choice([0.3, 0.6, 0.9, 1.0], size=(3, 3))
+            sim = base[rng.integers(0, 3, size=r)][:, rng.integers(0, 3, size=k)]
+        out.append(sim)
+    return out
+
+
+def test_assign_agrees_with_munkres_on_ties() -> None:
+    munkres = need_module("munkres")
+    solver = munkres.Munkres()
+    differ = [(sim.shape, sim.tolist()) for sim in _tie_matrices(11, 2000)
+              if sorted(assign(sim)) != sorted(map(tuple, solver.compute((1.0 - sim).tolist())))]
+    assert not differ, (len(differ), differ[:2])
 
 
 def test_conventions_is_validated() -> None:
@@ -331,6 +389,21 @@ def _edge_documents() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     for _ in range(12):
         add(edit(LineItems=[dict(rng.choice(pool)) for _ in range(rng.randrange(1, 8))]),
             edit(LineItems=[dict(rng.choice(pool)) for _ in range(rng.randrange(1, 8))]))
+    # equally good pairings up to 8 x 8: the same item everywhere, and near-duplicates one
+    # character apart (their similarities tie or differ in the last digits)
+    same = base_items[0]
+    for n_truth, n_pred in ((4, 4), (8, 8), (5, 8), (8, 3)):
+        add(edit(LineItems=[dict(same) for _ in range(n_truth)]),
+            edit(LineItems=[dict(same) for _ in range(n_pred)]))
+    # the shape of the smallest case where the solvers' tie rules part: truth items drawn
+    # from {A, B} with repeats, predictions from {A, B, C} (C is A one character off)
+    a = dict(same, Description="News at 5", Rate="$100.00")
+    b = base_items[1]
+    c_ = dict(a, Description="News at 6")
+    add(edit(LineItems=[a, a, b, b]), edit(LineItems=[c_, b, c_, a]))
+    for _ in range(40):
+        add(edit(LineItems=[dict(rng.choice([a, b])) for _ in range(rng.randrange(4, 9))]),
+            edit(LineItems=[dict(rng.choice([a, b, c_])) for _ in range(rng.randrange(4, 9))]))
     # random perturbations of everything at once
     words = ["News at 6", "Late Show", "Weather", "Jeopardy", "Today", "Evening News"]
     for _ in range(40):

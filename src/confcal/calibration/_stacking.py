@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import (
+    align_pandas,
     check_budgets,
     check_confidence,
     check_consistent_length,
@@ -124,6 +125,21 @@ def check_signals(confidences: Any, n: int | None = None, *, minimum: int = 1,
                               f"and {bad} has {lengths[bad].shape[0]}")
     check_consistent_length(**lengths)
     return out
+
+
+def aligned_inputs(correct: Any, confidences: Any, sample_weight: Any = None,
+                   groups: Any = None) -> tuple[Any, Any, Any, Any]:
+    """The inputs with their pandas Series matched by index label to the first one
+    (:func:`confcal._validation.align_pandas`), the signals' names in the messages as
+    ``confidences['logprob']``."""
+    if not isinstance(confidences, Mapping) or not all(isinstance(k, str) for k in confidences):
+        return correct, confidences, sample_weight, groups  # check_signals says what is wrong
+    names = [f"confidences[{k!r}]" for k in confidences]
+    values = align_pandas(**{"correct": correct, **dict(zip(names, confidences.values(),
+                                                             strict=True)),
+                             "sample_weight": sample_weight, "groups": groups})
+    signals = dict(zip(confidences, values[1:-2], strict=True))
+    return values[0], signals, values[-2], values[-1]
 
 
 def _check_groups(groups: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -353,6 +369,8 @@ class ConfidenceEnsemble:
         >>> round(ens.coef[0], 9), round(ens.intercept, 9)
         (0.5, 0.0)
         """
+        correct, confidences, sample_weight, _ = aligned_inputs(correct, confidences,
+                                                                 sample_weight)
         y = check_correct(correct)
         signals = check_signals(confidences, y.shape[0])
         w = (np.ones(y.shape[0]) if sample_weight is None
@@ -445,7 +463,10 @@ class CrossFittedEnsemble:
 def prepare(correct: Any, confidences: Any, groups: Any, sample_weight: Any, minimum: int
             ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
                        np.ndarray | None]:
-    """correct, signals, weights (ones if none), group codes, labels, the weights given."""
+    """correct, signals, weights (ones if none), group codes, labels, the weights given;
+    pandas Series matched by index label."""
+    correct, confidences, sample_weight, groups = aligned_inputs(correct, confidences,
+                                                                 sample_weight, groups)
     y = check_correct(correct)
     signals = check_signals(confidences, y.shape[0], minimum=minimum)
     given = None if sample_weight is None else check_sample_weight(sample_weight, y.shape[0])

@@ -55,8 +55,8 @@ class ThresholdResult:
     """The result of :func:`threshold_for_accuracy`.
 
     A frozen dataclass, as every confcal result, that also unpacks as a 3-tuple
-    (``threshold, coverage, accuracy = result``; ``tuple(result)``). Compare fields, or ``tuple(result)``, with a tuple: the result itself
-    equals only another ThresholdResult.
+    (``threshold, coverage, accuracy = result``; ``tuple(result)``). Compare fields, or
+    ``tuple(result)``, with a tuple: the result itself equals only another ThresholdResult.
 
     See Also
     --------

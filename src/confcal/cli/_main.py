@@ -5,7 +5,7 @@
     confcal demo   [-o DIR] [--n-resamples N] [--budgets B,...] [--n-bins M] [--min-count C]
                    [--seed S] [--extra NAME,...]
     confcal score  --schema fcc-invoice|SCHEMA.json --truth T --pred P [--meta KEY=VALUE ...]
-                   [--strict] -o OUT.parquet|OUT.csv
+                   [--strict] [--allow-case-mismatch] -o OUT.parquet|OUT.csv
     confcal report ENTITIES... [--by COL,...] [--budgets B,...] [--n-bins M] [--min-count C]
                    [--n-resamples N] [--seed S] [--extra NAME,...] [--sketch]
                    [--baseline NAME [--baseline-on error|intersection]] [--title TEXT]
@@ -66,6 +66,17 @@ _OCR_NOTE = ("The OCR corpus (model tesseract-template, one run per degradation 
 
 class _DataError(ConfcalError):
     """An input problem found by the command itself (a file, a line, a doc id)."""
+
+
+def _spell(name: str, value: Any) -> str:
+    """A library keyword as the command line writes it: ``strict=True`` is ``--strict``."""
+    flag = "--" + name.replace("_", "-")
+    return flag if value is True else f"{flag} {value}"
+
+
+def _message(exc: BaseException) -> str:
+    """An error's message, with the option it names in the command's spelling."""
+    return exc.message(_spell) if isinstance(exc, ValidationError) else str(exc)
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -212,6 +223,10 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--strict", action="store_true",
                        help="fail on a truth document without prediction or an unknown "
                             "predicted field instead of counting them")
+    score.add_argument("--allow-case-mismatch", action="store_true",
+                       help="count a predicted field named as a schema field in another case "
+                            "(grosstotal for GrossTotal) as an unknown field, ignored, instead "
+                            "of failing")
     score.add_argument("--conventions", choices=("confcal", "stickler-1.0"), default="confcal",
                        help="scoring rules: confcal's (default) or stickler-1.0, a reproduction "
                             "of stickler-eval 1.0.0 (the ConfBench paper's scorer) for "
@@ -336,7 +351,7 @@ def _stream_error(exc: ValidationError, recent: Mapping[Any, Read]) -> str:
     and line of that document's truth and prediction, from the records read. Errors that
     already have a ``source`` come from the readers, whose messages name file and line.
     """
-    message = str(exc)
+    message = _message(exc)
     if exc.source is not None or exc.doc_id is None:
         return message
     try:
@@ -357,6 +372,9 @@ def _chunks(ids: list[Any], size: int) -> Iterator[list[Any]]:
 
 
 # ---------------------------------------------------------------------------- commands
+_NAMES_SHOWN = 5  # unknown predicted field names a note lists
+
+
 def _score(args: argparse.Namespace, console: _Console) -> int:
     import numpy as np
 
@@ -387,15 +405,18 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
     writer = ChunkWriter(args.output)
     bar = console.bar(None, "doc")
     c: dict[str, int] = {}
+    unknown: dict[str, None] = {}  # the unknown predicted field names, in the order met
     woa_num = woa_den = 0.0
     try:
         for result in score_documents_iter(
                 schema, pairs, chunk_size=_STREAM_CHUNK, strict=args.strict,
+                allow_case_mismatch=args.allow_case_mismatch,
                 metadata=(lambda _doc_id: meta) if meta else None,
                 conventions=args.conventions, limits=limits):
             writer.write(result.entities)
             for key, value in result.counts.items():
                 c[key] = c.get(key, 0) + value
+            unknown.update(dict.fromkeys(result.unknown_field_names))
             e = result.entities
             evaluated = (e["outcome"] != "TN").to_numpy()
             w = e["weight"].to_numpy(dtype=np.float64)[evaluated]
@@ -432,7 +453,12 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
              "outcomes of whole line items or lists (stickler-1.0 counts; no entity row)"),
             ("excluded_by_conventions",
              "line-item leaves stickler-1.0 leaves unlabelled (gated or unpaired items)")):
-        if c.get(key):
+        if c.get(key) and key == "unknown_fields":
+            names = list(unknown)
+            shown = ", ".join(repr(n) for n in names[:_NAMES_SHOWN])
+            more = f" and {len(names) - _NAMES_SHOWN:,} more" if len(names) > _NAMES_SHOWN else ""
+            print(f"note: {c[key]:,} {text}, {len(names):,} distinct: {shown}{more}")
+        elif c.get(key):
             print(f"note: {c[key]:,} {text}")
     print(f"wrote {path}")
     return 0
@@ -511,7 +537,7 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
 def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     from .._markdown import csv_safe_frame, escape_text
     from ..report._render import check_destination, format_runs, staged_report, to_markdown
-    from ..report._runs import check_by, compare_runs_sketched
+    from ..report._runs import check_by, merge_summaries, runs_table, summarize_runs
     from ..scoring.io import iter_entities
 
     if args.n_resamples:
@@ -526,20 +552,23 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     # only the required columns and the run columns are decoded (Parquet)
     bar = console.bar(None, "row")  # a stream of unknown length: rows read so far
 
-    def chunks() -> Iterator[Any]:
+    # one summary per table, merged only when no run has a document in two tables (the
+    # same table twice would otherwise count every row twice)
+    parts = []
+    try:
         for path in args.entities:
+            part: dict[Any, Any] = {}
             for chunk in iter_entities(path, columns=by):
-                yield chunk
+                part = merge_summaries(part, summarize_runs(chunk, by))
                 if bar is not None:
                     bar.update(len(chunk))
-
-    try:
-        runs = compare_runs_sketched(chunks(), by=by,
-                                     budgets=_budgets_or_default(args.budgets),
-                                     n_bins=args.n_bins)
+            parts.append(part)
     finally:
         if bar is not None:
             bar.close()
+    summaries = merge_summaries(*parts, disjoint=True, names=[str(p) for p in args.entities])
+    runs = runs_table(summaries, by, budgets=_budgets_or_default(args.budgets),
+                      n_bins=args.n_bins)
     with staged_report(out) as staging:
         csv_safe_frame(runs).to_csv(staging / "metrics.csv", index=False)
         (staging / "report.md").write_text(  # the title is the user's text: escaped
@@ -563,8 +592,13 @@ def _report(args: argparse.Namespace, console: _Console) -> int:
 
     check_destination(Path(args.output))  # before reading the tables, not after
 
+    from ..report._runs import check_unique_entities
+
     tables = [read_entities(path) for path in args.entities]
     entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
+    check_unique_entities(entities, name="the entity tables",
+                          sources=[(str(p), len(t)) for p, t in zip(args.entities, tables,
+                                                                     strict=True)])
     signatures = {t.attrs.get(SIGNATURE_ATTR) or "unknown" for t in tables}
     if len(signatures) > 1:
         # pd.concat keeps attrs only when they agree: the report then says schema:unknown
@@ -603,7 +637,7 @@ def _error_message(exc: BaseException) -> str:
     """A data error in one line: the library's message, or an OS error's reason and file."""
     if isinstance(exc, OSError) and not isinstance(exc, ConfcalError):
         return f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-    return str(exc)
+    return _message(exc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._counts import share_count
 from .._validation import (
+    align_pandas,
     check_budget,
     check_budgets,
     check_calibration_data,
@@ -598,6 +599,7 @@ def ecarb_ceiling(correct: ArrayLike, *, budget: float = 0.3,
     >>> round(ecarb_ceiling([0] * 20 + [1] * 80, budget=0.3), 4)
     3.3333
     """
+    correct, sample_weight = align_pandas(correct=correct, sample_weight=sample_weight)
     y = check_correct(correct)
     budget = check_budget(budget)
     n_rows = int(y.shape[0])

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import (
+    align_pandas,
     check_budget,
     check_calibration_data,
     check_groups,
@@ -351,6 +352,8 @@ def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike
     >>> bool(((ci.low <= ci.estimate) & (ci.estimate <= ci.high)).all())
     True
     """
+    correct, confidence, sample_weight, groups = align_pandas(
+        correct=correct, confidence=confidence, sample_weight=sample_weight, groups=groups)
     y, c, w = check_calibration_data(correct, confidence, sample_weight)
     codes = check_groups(groups, y.shape[0])
     metrics = _check_metrics(metrics)

@@ -141,8 +141,10 @@ class RuleJudge:
        - ``date`` and ``number``: every date and number of the reference that the question
          does not already state must be in the answer: dates in any format
          :func:`confcal.parse_date` reads, at the reference's precision ("March 2024" is
-         matched by any day of it); numbers with separators, scale words, percents and
-         durations ("5.5 million" = "5,500,000"; "24 months" = "2 years"; "12%" = "0.12"
+         matched by any day of it); numbers with separators, scale words, percents,
+         basis points, durations, masses and lengths ("5.5 million" = "5,500,000"; "24
+         months" = "2 years"; "2,400 kg" = "2.4 tonnes"; "525 basis points" = "5.25%";
+         units convert only when both sides write one of the same dimension; "12%" = "0.12"
          when the question asks for a share or the fraction has three significant digits,
          "12.4%" = "0.124"). Equal as written is a match; a reference that rounds the
          answer ("5.5 million" for "5,512,000", or within 1%) too; an answer that rounds the
@@ -194,6 +196,15 @@ class RuleJudge:
        is no rival).
     6. ``long-answer``: a longer reference needs a judgment of meaning: undecided.
 
+    An answer that any rule but ``exact-match`` calls correct is undecided instead when it
+    also says the opposite: a correction ("actually", "in fact", "or rather", ...), words
+    from both sides of one pair of :data:`confcal.qa._text.DIRECTION_PAIRS` (for numbers,
+    among the words of the answer's number that states the reference's), and for a yes/no
+    reference both a yes and a no, a yes followed by a negation the question and the
+    reference lack, or a contrast after the opening word ("Yes. However, ..."); for other
+    references, a contrast followed by a number the reference and the question do not
+    state.
+
     Parameters
     ----------
     rel_tol : float, default 0.0
@@ -231,6 +242,10 @@ class RuleJudge:
     'the reference states $5,500,000; the answer states 5.5 million'
     >>> judge.judge("Does the policy cover floods?", "No, it does not.", "Yes.")
     Verdict(score=0, rule='yes-no', reason='the reference says yes; the answer says no')
+    >>> judge.judge("Does the policy cover floods?", "Yes. Actually, no.", "Yes.").status
+    'undecided'
+    >>> judge.judge("How much waste was collected?", "About 2,400 kg.", "2.4 tonnes").score
+    1
     >>> judge.judge("What is the CEO's salary?", "The report does not mention it.",
     ...             "Not mentioned in the document", qtype="unanswerable").score
     1
@@ -282,20 +297,27 @@ class RuleJudge:
         text = answer_arg(answer)
         if text is None:
             return EMPTY_VERDICT
-        # Words drop percent signs and a minus before a currency: "0.1%" and "0.1", or
-        # "-$5" and "$5", are the same words, not the same number.
+        # Words drop percent signs, a minus before a currency and the currency sign: "0.1%"
+        # and "0.1", "-$5" and "$5", or "€2.3 billion" and "$2.3 billion" are the same
+        # words, not the same number.
         if qt.words(text) == qt.words(reference) and (
-                [(x.percent, x.sign) for x in qt.quantities_in(text)]
-                == [(x.percent, x.sign) for x in qt.quantities_in(reference)]):
+                [(x.percent, x.sign, x.currency) for x in qt.quantities_in(text)]
+                == [(x.percent, x.sign, x.currency) for x in qt.quantities_in(reference)]):
             return Verdict(1, "exact-match", "the answer is the reference")
         ref_yes = qt.polarity(reference)
         if qtype == "unanswerable" or (ref_yes is None and qt.declines(reference)):
             return self._unanswerable(question, text)
         if ref_yes is not None:
-            return self._yes_no(ref_yes, text)
-        if qt.declines(text):
+            verdict = self._yes_no(ref_yes, text)
+        elif qt.declines(text):
             return self._declined(question, text, reference)
-        return self._short(question, text, reference)
+        else:
+            verdict = self._short(question, text, reference)
+        if verdict.score == 1:
+            taken_back = _contrary(question, text, reference, ref_yes)
+            if taken_back:
+                return Verdict(None, verdict.rule, f"{verdict.reason}, but {taken_back}")
+        return verdict
 
     # -- the rules -------------------------------------------------------------------
     def _unanswerable(self, question: str, answer: str) -> Verdict:
@@ -403,6 +425,65 @@ class RuleJudge:
         if score < self.reject_similarity and len(answer_core) <= self.max_short_words:
             return Verdict(0, "similarity", seen)
         return Verdict(None, "similarity", seen)
+
+
+def _contrary(question: str, answer: str, reference: str, ref_yes: bool | None) -> str:
+    """Why an answer the rules would call correct also says the opposite, or "".
+
+    Both sides of a pair of direction words or a correction (:func:`qt.contrary`); for a
+    yes/no reference, both a yes and a no, a "yes" followed by a negation the question and
+    the reference lack ("Yes, the company did not pay"), or a contrast after the opening
+    word ("Yes. However, ..."); for other references, a contrast followed by a number that
+    is not the reference's ("42 seats; however, a recount put it at 40").
+    """
+    # A number's direction words are its own ("France grew 0.9% while Germany shrank
+    # 0.3%" says one thing of each): for numbers, the words bound to the answer's numbers
+    # that state the reference's are read, one number at a time.
+    known = qt.quantities_in(reference)
+    share = qt.share_question(question)
+    reason = qt.contrary(answer, reference, pairs=not known)
+    if reason is not None:
+        return reason
+    if known:
+        reason = _number_directions(answer, reference, known, share)
+        if reason:
+            return reason
+    if ref_yes is not None:
+        return _contrary_yes_no(question, answer, reference, ref_yes)
+    tail = qt.after_contrast(answer)
+    if tail:
+        stated = known + qt.quantities_in(question)
+        other = [x for x in qt.quantities_in(tail)
+                 if not any(qt.close(x, y, 0.0, share) for y in stated)]
+        if other:
+            return f"after a contrast it states {other[0].text}"
+    return ""
+
+
+def _number_directions(answer: str, reference: str, known: list[Any], share: bool) -> str:
+    """Opposed direction words bound to an answer's number that states the reference's."""
+    # "=fell" marks "fell to" (a level) in a number's words: a direction word all the same
+    ref_stems = {stem.lstrip("=") for b in qt.bind(reference) for stem in b.labels}
+    for b in qt.bind(answer):
+        if not any(qt.close(b.quantity, y, 0.0, share) for y in known):
+            continue
+        both = qt.opposed({stem.lstrip("=") for stem in b.labels}, ref_stems)
+        if both is not None:
+            return f"it says both {both[0]!r} and {both[1]!r} of {b.quantity.text}"
+    return ""
+
+
+def _contrary_yes_no(question: str, answer: str, reference: str, ref_yes: bool) -> str:
+    """Why a yes/no answer also says the opposite, or ""."""
+    if len(qt.polarities_said(answer)) == 2:
+        return "it says both yes and no"
+    rest = qt.prepare(answer).split(None, 1)[1:]
+    if (ref_yes and rest and qt.negated(rest[0]) and not qt.negated(question)
+            and not qt.negated(reference)):
+        return "it negates the yes it opens with"
+    if qt.after_contrast(answer) and not qt.after_contrast(reference):
+        return "it sets a contrast against the opening yes or no"
+    return ""
 
 
 def _date_rule(q: Facts, r: Facts, a: Facts) -> Verdict | None:

@@ -24,6 +24,7 @@ from ..scoring.comparators import parse_date, parse_number
 from ._names import currency_after, currency_of
 
 __all__ = [
+    "DIRECTION_PAIRS",
     "NEGATIONS",
     "Bound",
     "Dates",
@@ -31,12 +32,16 @@ __all__ = [
     "bind",
     "close",
     "compare",
+    "after_contrast",
     "content_words",
+    "contrary",
     "dates_in",
     "declines",
     "direction",
     "is_direction_word",
     "negated",
+    "opposed",
+    "polarities_said",
     "polarity",
     "prepare",
     "quantities_in",
@@ -333,16 +338,37 @@ _AFTER_RE = re.compile(
     r"|\s*(?P<scale>thousand|million|billion|trillion|mln|bln|mn|bn|tn)\b",
     re.IGNORECASE)
 _HALF_RE = re.compile(r"\s+and\s+a\s+half\b", re.IGNORECASE)
-# Durations: the unit word after a number, as (dimension, size in the dimension's unit).
-# Only exact conversions: a year is 12 months and a day 24 hours, but a month is no whole
-# number of days, so months and days are different dimensions.
+# Units after a number, as (dimension, size in the dimension's base unit). Only exact
+# conversions: a year is 12 months and a day 24 hours, but a month is no whole number of
+# days, so months and days are different dimensions; a tonne is 1,000 kg and a foot
+# 0.3048 m, while a "ton" (short, long or metric) and a "pound" (weight or money) are left
+# unread.
 _DURATIONS = {"year": ("month", 12.0), "yr": ("month", 12.0), "quarter": ("month", 3.0),
               "month": ("month", 1.0), "mo": ("month", 1.0), "week": ("minute", 10080.0),
               "day": ("minute", 1440.0), "hour": ("minute", 60.0), "hr": ("minute", 60.0),
               "minute": ("minute", 1.0), "min": ("minute", 1.0)}
+_MEASURES = {
+    "mg": ("gram", 1e-3), "milligram": ("gram", 1e-3), "g": ("gram", 1.0),
+    "gram": ("gram", 1.0), "kg": ("gram", 1e3), "kilogram": ("gram", 1e3),
+    "kilo": ("gram", 1e3), "tonne": ("gram", 1e6), "metric ton": ("gram", 1e6),
+    "lb": ("gram", 453.59237), "mm": ("metre", 1e-3), "millimetre": ("metre", 1e-3),
+    "millimeter": ("metre", 1e-3), "cm": ("metre", 1e-2), "centimetre": ("metre", 1e-2),
+    "centimeter": ("metre", 1e-2), "m": ("metre", 1.0), "metre": ("metre", 1.0),
+    "meter": ("metre", 1.0), "km": ("metre", 1e3), "kilometre": ("metre", 1e3),
+    "kilometer": ("metre", 1e3), "ft": ("metre", 0.3048), "foot": ("metre", 0.3048),
+    "feet": ("metre", 0.3048), "mile": ("metre", 1609.344)}
 _DURATION_RE = re.compile(
     r"(?:\s+|-)(?P<unit>years?|yrs?|quarters?|months?|mos|weeks?|days?|hours?|hrs?|minutes?"
     r"|mins?)\b", re.IGNORECASE)
+# Abbreviations in lower case only and never before "/", "²" or "³" (a rate or an area is
+# another dimension): "5 G" and "3 M" are no grams or metres.
+_MEASURE_RE = re.compile(
+    r"(?:\s*|-)(?:(?P<abbr>mg|g|kg|lbs?|mm|cm|m|km|ft)(?![\w/\u00b2\u00b3-]|\.\w)"
+    r"|(?i:(?P<word>(?:milli|centi|kilo)?(?:grams?|metres?|meters?)|kilos?|tonnes?"
+    r"|metric\s+tons?|feet|foot|miles?))\b(?![/\u00b2\u00b3]))")
+# Basis points and percentage points are percents: "525 basis points" is 5.25%.
+_POINTS_RE = re.compile(r"\s*(?P<bp>basis\s+points?|bps?\b)|\s+percentage\s+points?\b",
+                        re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -417,7 +443,8 @@ def _scale_after(text: str, m: re.Match[str], end: int) -> tuple[float, bool, in
     glued = after.group("glued")
     if glued is not None and m.group("word") is None:
         letter = (_LETTER_SCALES.get(glued) or _SCALES.get(glued.lower())
-                  or (_MONEY_LETTER_SCALES.get(glued) if m.group("currency") else None))
+                  or (_MONEY_LETTER_SCALES.get(glued)
+                      if m.group("currency") or currency_after(text, after.end()) else None))
         return (1.0, False, end) if letter is None else (letter, False, after.end())
     if after.group("pct"):
         return 1.0, True, after.end()
@@ -426,15 +453,23 @@ def _scale_after(text: str, m: re.Match[str], end: int) -> tuple[float, bool, in
     return 1.0, False, end
 
 
-def _duration_after(text: str, end: int) -> tuple[str | None, float, int]:
-    """(dimension, size of the unit in it, end) of a duration unit written after a
-    number ("24 months", "60-month"); (None, 1.0, end) for none."""
+def _unit_after(text: str, end: int) -> tuple[str | None, float, int]:
+    """(dimension, size of the unit in its base unit, end) of a unit written after a
+    number: a duration ("24 months", "60-month"), a mass ("2,400 kg", "2.4 tonnes") or a
+    length ("3.2 km", "3,200 metres"); (None, 1.0, end) for none."""
     duration = _DURATION_RE.match(text, end)
-    if duration is None:
+    if duration is not None:
+        word = duration.group("unit").lower()
+        unit, per_unit = _DURATIONS.get(word, _DURATIONS.get(word.rstrip("s"), (None, 1.0)))
+        return unit, per_unit, (end if unit is None else duration.end())
+    measure = _MEASURE_RE.match(text, end)
+    if measure is None:
         return None, 1.0, end
-    word = duration.group("unit").lower()
-    unit, per_unit = _DURATIONS.get(word, _DURATIONS.get(word.rstrip("s"), (None, 1.0)))
-    return unit, per_unit, (end if unit is None else duration.end())
+    word = " ".join((measure.group("abbr") or measure.group("word")).lower().split())
+    if word not in _MEASURES:
+        word = "lb" if word == "lbs" else word.removesuffix("s")
+    unit, per_unit = _MEASURES[word]
+    return unit, per_unit, measure.end()
 
 
 def _quantity_matches(text: str) -> list[tuple[Quantity, int, int]]:
@@ -453,7 +488,13 @@ def _quantity_matches(text: str) -> list[tuple[Quantity, int, int]]:
         if half is not None and precision >= 1.0:  # "one and a half years"
             value, precision, end = value + 0.5, 0.5, half.end()
         scale, percent, end = _scale_after(text, m, end)
-        unit, per_unit, end = (None, 1.0, end) if percent else _duration_after(text, end)
+        points = None if percent or scale != 1.0 else _POINTS_RE.match(text, end)
+        if points is not None:  # 525 basis points = 5.25%; 1.5 percentage points = 1.5%
+            bp = 0.01 if points.group("bp") else 1.0
+            value, precision, percent, end = value * bp, precision * bp, True, points.end()
+        money = m.group("currency") is not None or currency_after(text, end) is not None
+        unit, per_unit, end = ((None, 1.0, end) if percent or money
+                               else _unit_after(text, end))
         quantity = Quantity(value=value * scale, percent=percent,
                             text=text[m.start():end].strip(), precision=precision * scale,
                             sign=sign, unit=unit, per_unit=per_unit,
@@ -571,15 +612,30 @@ _TOKEN_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?|[,;:.!?()]")
 _HEDGE_BEFORE_RE = re.compile(
     r"(?:\b(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|circa|ca\.|"
     r"close\s+to|an\s+estimated|estimated(?:\s+at)?)\s+|[~\u2248]\s*)$", re.IGNORECASE)
-_DECREASE = frozenset(stem(w) for w in (
-    "decrease", "decreased", "decline", "declined", "fell", "fall", "fallen", "drop",
-    "dropped", "lower", "loss", "negative", "shrank", "shrink", "shrunk", "contracted",
-    "contraction", "deficit", "below", "reduced", "reduction", "slid", "slipped", "plunged",
-    "minus", "deteriorated", "down", "lost", "worsened"))
-_INCREASE = frozenset(stem(w) for w in (
-    "increase", "increased", "rose", "rise", "risen", "grew", "gain", "gained", "higher",
-    "positive", "surplus", "improved", "improvement", "expanded", "climbed", "jumped",
-    "above", "plus", "up", "grown"))
+DIRECTION_PAIRS: tuple[tuple[tuple[str, ...], tuple[str, ...], bool], ...] = (
+    (("decrease", "decreased", "decline", "declined", "reduced", "reduction"),
+     ("increase", "increased"), True),
+    (("fell", "fall", "fallen", "drop", "dropped", "slid", "slipped", "plunged"),
+     ("rose", "rise", "risen", "climbed", "jumped"), True),
+    (("shrank", "shrink", "shrunk", "contracted", "contraction"),
+     ("grew", "grown", "expanded"), True),
+    (("lower", "below", "down", "minus", "negative"),
+     ("higher", "above", "up", "plus", "positive"), True),
+    (("loss", "losses", "lost"), ("gain", "gained", "profit", "profits"), True),
+    (("deficit",), ("surplus",), True),
+    (("deteriorated", "worsened"), ("improved", "improvement"), True),
+    (("less", "fewer"), ("more",), False),
+    (("downgrade", "downgraded"), ("upgrade", "upgraded"), False),
+)
+"""Words of direction as antonym pairs: (down words, up words, signed).
+
+A signed pair says which way a number went ("a net loss of $3.2 million" is -3.2 million;
+"profit" and "gain" +), and :func:`direction` reads it. Every pair, signed or not, is what
+:func:`contrary` looks for: an answer with words from both sides of one pair ("more
+effective at first, less effective later") says two opposite things.
+"""
+_DECREASE = frozenset(stem(w) for down, _, signed in DIRECTION_PAIRS if signed for w in down)
+_INCREASE = frozenset(stem(w) for _, up, signed in DIRECTION_PAIRS if signed for w in up)
 
 
 @dataclass(frozen=True)
@@ -620,6 +676,88 @@ def direction(text: str) -> int:
     (-1, 1, 0)
     """
     return _direction({stem(t) for t in _TOKEN_RE.findall(prepare(text).casefold())})
+
+
+# Words that take back or overturn what came before them.
+_CORRECTION_RE = re.compile(
+    r"\b(?:actually|in\s+fact|correction|or\s+rather|wait(?=\s*[,.;:!-]|\s+(?:no|yes)\b)"
+    r"|i\s+mean|on\s+second\s+thought"
+    r"|on\s+closer\s+(?:reading|inspection|look)|strictly\s+speaking|to\s+be\s+precise"
+    r"|that\s+is\s+wrong|i\s+was\s+wrong|scratch\s+that)\b", re.IGNORECASE)
+_CONTRAST_AFTER_RE = re.compile(
+    r"\b(?:however|but|although|though|yet|nevertheless|nonetheless|on\s+the\s+other\s+hand"
+    r"|that\s+said|even\s+so|whereas)\b", re.IGNORECASE)
+# A yes or no standing alone later in the text: "No. Actually yes.", "yes and no".
+_LATE_POLARITY_RE = re.compile(
+    r"\b(?P<word>yes|yeah|yep|no|nope)\b(?=\s*$|\s*[,.;:!?)\]*\"']|\s+-\s"
+    r"|\s+(?:and|or)\s+(?:yes|no)\b"
+    r"|\s+(?:it|its|they|he|she|this|that|there|we|i|you)\b)", re.IGNORECASE)
+
+
+def polarities_said(text: str) -> set[bool]:
+    """The yes (True) and no (False) words that stand alone anywhere in the text (at the
+    end, before punctuation or a restating clause, or in "yes and no").
+
+    >>> sorted(polarities_said("No. Actually yes.")), polarities_said("No information")
+    ([False, True], set())
+    """
+    return {m.group("word").casefold() in _YES
+            for m in _LATE_POLARITY_RE.finditer(prepare(text))}
+
+
+def after_contrast(text: str) -> str:
+    """What follows the first "however", "but", "although", "on the other hand", ... of the
+    text, or "" when it has none.
+
+    >>> after_contrast("42 seats; however, a recount put it at 40.")
+    ', a recount put it at 40.'
+    """
+    m = _CONTRAST_AFTER_RE.search(prepare(text))
+    return "" if m is None else prepare(text)[m.end():]
+
+
+def opposed(stems: set[str] | frozenset[str], reference_stems: set[str] | frozenset[str]
+            = frozenset()) -> tuple[str, str] | None:
+    """The first pair of :data:`DIRECTION_PAIRS` both of whose sides are among ``stems``
+    (words as :func:`stem` gives them) but not both among ``reference_stems``, as one word
+    of each side; None when there is none.
+
+    >>> opposed({stem("more"), stem("effective"), stem("less")})
+    ('less', 'more')
+    """
+    for down, up, _ in DIRECTION_PAIRS:
+        said_down = next((w for w in down if stem(w) in stems), None)
+        said_up = next((w for w in up if stem(w) in stems), None)
+        if (said_down and said_up
+                and not ({stem(w) for w in down} & reference_stems
+                         and {stem(w) for w in up} & reference_stems)):
+            return said_down, said_up
+    return None
+
+
+def contrary(text: str, reference: str = "", *, pairs: bool = True) -> str | None:
+    """Why the text says two opposite things, or None: a correction that takes back what
+    came before ("actually", "in fact", "or rather", "correction", "strictly speaking",
+    "wait" as an interjection, not "the wait time", ...) or, with ``pairs``, words from
+    both sides of one pair of :data:`DIRECTION_PAIRS` ("a profit ... or a loss"), where the
+    reference has neither.
+
+    >>> contrary("A net profit of $3.2 million, or a loss after tax.")
+    "it says both 'loss' and 'profit'"
+    >>> contrary("It closed in 2019, or rather in 2020."), contrary("It closed in 2019.")
+    ("it takes back what it said ('or rather')", None)
+    """
+    text, reference = prepare(text), prepare(reference)
+    given = {" ".join(m.group(0).casefold().split()) for m in _CORRECTION_RE.finditer(reference)}
+    for m in _CORRECTION_RE.finditer(text):
+        said = " ".join(m.group(0).casefold().split())
+        if said not in given:
+            return f"it takes back what it said ({said!r})"
+    if not pairs:
+        return None
+    both = opposed({stem(t) for t in _TOKEN_RE.findall(text.casefold())},
+                   {stem(t) for t in _TOKEN_RE.findall(reference.casefold())})
+    return None if both is None else f"it says both {both[0]!r} and {both[1]!r}"
 
 
 _Token: TypeAlias = "tuple[str, Any]"  # ("q", index) | ("w", stem) | ("b", cost)

@@ -61,6 +61,80 @@ class SmallSampleWarning(UserWarning):
     """
 
 
+# ------------------------------------------------------------------ one row per entity
+_ITEM_KEY = ("truth_index", "pred_index")
+
+
+def _key_text(frame: pd.DataFrame, columns: Sequence[str], row: int) -> str:
+    values = frame.iloc[row]
+    return ", ".join(f"{c}=" + ("<NA>" if is_missing(values[c], blank=False)
+                                else repr(values[c])) for c in columns)
+
+
+def _key_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """One int64 per row, equal exactly when the rows agree on every column (missing
+    values equal to each other): each column factorized, the codes combined column by
+    column and factorized again whenever the product could leave int64."""
+    codes = np.zeros(len(frame), dtype=np.int64)
+    size = 1
+    for column in columns:
+        col, uniques = pd.factorize(frame[column], use_na_sentinel=False)
+        width = max(len(uniques), 1)
+        if size * width >= 2**62:
+            codes, seen = pd.factorize(codes)
+            size = max(len(seen), 1)
+        codes = codes * width + col.astype(np.int64)
+        size *= width
+    return codes
+
+
+def check_unique_entities(frame: pd.DataFrame, *, name: str = "entities",
+                          sources: Sequence[tuple[str, int]] = ()) -> None:
+    """Refuse an entity table that holds one entity twice.
+
+    An entity is a run (the values of every metadata column, those that are not
+    entity-table columns), a ``doc_id``, a ``field`` and, for line items, the
+    ``truth_index`` and ``pred_index``: a scorer writes one row for each. The same key
+    twice means rows counted twice (the same table given twice, or tables of different
+    runs without metadata to tell them apart), which would merge into one run with every
+    row doubled. A table without the item-index columns cannot be checked (its line-item
+    rows share doc and field) and passes.
+
+    ``sources``, (name, number of rows) of the stacked tables in order, lets the message
+    name the tables the two rows came from.
+
+    Raises
+    ------
+    ValidationError
+        Naming the first repeated key, the two rows and, with ``sources``, their tables;
+        its ``index`` is the second row.
+    """
+    if not set(_ITEM_KEY) <= set(frame.columns) or len(frame) < 2:
+        return
+    runs = [c for c in frame.columns if c not in ENTITY_COLUMNS]
+    key = [*runs, "doc_id", "field", *_ITEM_KEY]
+    codes = _key_codes(frame, key)
+    repeat = pd.Series(codes).duplicated(keep="first").to_numpy()  # hashed: no sort
+    if not repeat.any():
+        return
+    second = int(np.argmax(repeat))
+    earlier = int(np.argmax(codes == codes[second]))
+    repeated = int(repeat.sum())
+    where = f"rows {earlier} and {second}"
+    if sources:
+        ends = np.cumsum([n for _, n in sources])
+        a, b = (int(np.searchsorted(ends, r, side="right")) for r in (earlier, second))
+        starts = np.concatenate([[0], ends[:-1]])
+        where = (f"row {earlier - starts[a]} of {sources[a][0]} and row "
+                 f"{second - starts[b]} of {sources[b][0]}")
+    hint = ("" if runs else "; tables of different runs need a metadata column to tell them "
+            "apart (score_documents(metadata=...), --meta run=NAME on the command line)")
+    raise ValidationError(
+        f"{name} must hold each entity (run, doc_id, field, item indices) once; found "
+        f"{repeated:,} repeated rows, first {_key_text(frame, key, second)} at {where}{hint}",
+        index=second)
+
+
 # --------------------------------------------------------------------------- the table
 def check_by(by: Any, frame: pd.DataFrame) -> tuple[str, ...]:
     if by is None:  # every metadata column: what tells one run from another
@@ -307,7 +381,9 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     same scheme from per-document sums. A metric undefined for a group (one class, no
     confidence, no evaluated rows) is NaN with an :class:`UndefinedMetricWarning` naming
     the group. Intervals of a group with fewer than :data:`MIN_INTERVAL_DOCUMENTS` (30)
-    documents come with a :class:`SmallSampleWarning` naming it.
+    documents come with a :class:`SmallSampleWarning` naming it. An entity (metadata
+    values, ``doc_id``, ``field``, ``truth_index``, ``pred_index``) twice is an error
+    (tables stacked twice would merge into one run with every row doubled).
 
     Examples
     --------
@@ -323,6 +399,7 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
     """
     frame = check_entities(entities)
     by = check_by(by, frame)
+    check_unique_entities(frame)
     budgets = check_budgets(budgets)
     n_resamples = check_positive_int(n_resamples, "n_resamples", 0)
     n_bins = check_n_bins(n_bins)
@@ -442,6 +519,7 @@ def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any,
     """
     frame = check_entities(entities)
     by = check_by(list(by), frame)
+    check_unique_entities(frame)
     if not by:
         return {(): RunSummary._from_checked(frame)}
     out: dict[tuple[Any, ...], RunSummary] = {}
@@ -452,17 +530,47 @@ def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any,
     return out
 
 
-def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary]
-                    ) -> dict[tuple[Any, ...], RunSummary]:
+def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary], disjoint: bool = False,
+                    names: Sequence[str] | None = None) -> dict[tuple[Any, ...], RunSummary]:
     """Merge per-group summaries; groups keep the order of first appearance.
+
+    With ``disjoint=True`` the parts are whole tables (files) and no document of a group
+    may be in two of them: a group's document in two tables means its rows were given
+    twice, and merging would count them twice. ``names`` names the parts in that error
+    (default ``part 0``, ``part 1``, ...).
+
+    Raises
+    ------
+    ValidationError
+        With ``disjoint``, naming the two parts, the group and the first shared doc id.
 
     See Also
     --------
     summarize_runs : builds the summaries.
     """
+    if not isinstance(disjoint, bool):
+        raise ValidationError(f"disjoint must be True or False; found {disjoint!r}")
+    labels = list(names) if names is not None else [f"part {i}" for i in range(len(parts))]
+    if len(labels) != len(parts):
+        raise ValidationError(f"names must name every part; found {len(labels)} names for "
+                              f"{len(parts)} parts")
     out: dict[tuple[Any, ...], RunSummary] = {}
-    for part in parts:
+    seen_in: dict[tuple[Any, ...], list[tuple[int, frozenset[Any]]]] = {}
+    for i, part in enumerate(parts):
         for key, summary in part.items():
+            if disjoint:
+                for j, docs in seen_in.get(key, ()):
+                    shared = docs & summary.doc_ids
+                    if shared:
+                        first = next(iter(sorted(shared, key=str)))
+                        run = f"run {key!r}" if key else "the one run (no metadata columns)"
+                        raise ValidationError(
+                            f"parts must not repeat a document of a run; found {len(shared):,} "
+                            f"documents of {run} in both {labels[j]} and {labels[i]}, first "
+                            f"{first!r} (the same table given twice, or tables of different "
+                            "runs without metadata to tell them apart: score_documents("
+                            "metadata=...), --meta run=NAME on the command line)")
+                seen_in.setdefault(key, []).append((i, summary.doc_ids))
             out[key] = out[key].merge(summary) if key in out else summary
     return out
 

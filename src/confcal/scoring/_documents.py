@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from .._files import read_json_object
 from .._validation import InputLimits, check_limits, is_missing
 from ..exceptions import ValidationError
+from ._inputs import case_hint
 
 __all__ = ["Read", "Where", "iter_documents", "open_text", "paired_documents", "read_documents"]
 
@@ -584,9 +585,12 @@ class _PairedPredictions:
         if count:
             where = (Where(str(self.path), line) if line
                      else Where(str(self.path / f"{stray}.json")))
+            # the truth is read again for the hint: an error path, once
+            hint = case_hint(stray, (doc_id for doc_id, _, _ in
+                                     _iter_documents(truth_path, self.limits)))
             raise _invalid(
                 where, f"every predicted doc_id must be in the truth ({truth_path}); "
-                f"found {count} that are not, first {stray!r}", doc_id=stray)
+                f"found {count} that are not, first {stray!r}{hint}", doc_id=stray)
 
     def close(self) -> None:
         if self._index is not None:

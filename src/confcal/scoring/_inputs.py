@@ -3,12 +3,15 @@
 Private module of :mod:`confcal.scoring`: :func:`doc_pairs` turns a mapping or an iterable
 of ``(doc_id, document)`` pairs into pairs with unique, hashable, present ids;
 :func:`metadata_columns` turns ``metadata=`` into one column per key; :func:`doc_label`
-is how every scoring message names a document.
+is how every scoring message names a document; :class:`NameCheck` checks predicted keys
+against the schema's names; :func:`case_hint` says when a doc id differs from a truth id
+only in case.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -97,3 +100,66 @@ def metadata_columns(
                 columns[column] = np.full(len(doc_ids), None, dtype=object)
             columns[column][doc_pos[doc_id]] = value
     return columns
+
+
+@dataclass
+class NameCheck:
+    """How a scorer treats predicted keys the schema does not define, and what it met.
+
+    ``strict``: such a key is an error. ``allow_case_mismatch``: a key that equals a
+    schema name after case folding (``grosstotal`` for ``GrossTotal``) is counted and
+    ignored like any unknown key, instead of being an error that names both spellings.
+    ``seen`` collects the unknown keys' paths (``grosstotal``, ``LineItems.rate``), each
+    once, in the order first met.
+    """
+
+    strict: bool = False
+    allow_case_mismatch: bool = False
+    seen: dict[str, None] = field(default_factory=dict)
+
+    def unknown(self, keys: Iterable[Any], known: Iterable[str], doc_id: Any,
+                path: str = "", item: str = "") -> int:
+        """How many of ``keys`` are not in ``known``, after the checks above; ``path`` is the
+        Items field of the keys (``LineItems``) and ``item`` its index as the message
+        writes it (``[3]``), empty for top-level keys."""
+        names = known if isinstance(known, (set, frozenset)) else frozenset(known)
+        extra = [k for k in keys if k not in names]
+        if not extra:
+            return 0
+        where = f"{doc_label(doc_id)}" + (f", field {path}{item}" if path else "")
+        located = f"{path}{item}" if path else None
+        if not self.allow_case_mismatch:
+            folded = {str(n).casefold(): n for n in names}
+            for key in extra:
+                match = folded.get(str(key).casefold())
+                if match is not None:
+                    kind = "sub-field" if path else "field"
+                    raise ValidationError(
+                        f"{where}: predicted {kind} names must be spelled as in the schema; "
+                        f"found {str(key)!r} for the schema's {match!r}, which differs only "
+                        f"in case ({{option}} ignores it as an unknown {kind} instead)",
+                        doc_id=doc_id, field=located, option=("allow_case_mismatch", True))
+        if self.strict:
+            kind = "sub-fields" if path else "fields"
+            raise ValidationError(
+                f"{where}: predicted {kind} must be defined by the schema ({{option}}); found "
+                f"unknown {sorted(map(str, extra))}", doc_id=doc_id, field=located,
+                option=("strict", True))
+        for key in extra:
+            self.seen.setdefault(f"{path}.{key}" if path else str(key), None)
+        return len(extra)
+
+
+def case_hint(doc_id: Any, ids: Iterable[Any]) -> str:
+    """A note for an error about ``doc_id``, a doc id absent from the truth, when one of
+    ``ids`` (the truth's) equals it after case folding, both as text; else "".
+
+    >>> case_hint("inv-1", ["INV-1", "INV-2"])
+    " (the truth has 'INV-1', which differs from it only in case)"
+    """
+    if not isinstance(doc_id, str):
+        return ""
+    folded = doc_id.casefold()
+    match = next((i for i in ids if isinstance(i, str) and i.casefold() == folded), None)
+    return ("" if match is None
+            else f" (the truth has {match!r}, which differs from it only in case)")

@@ -99,6 +99,10 @@ class ExtractionResult:
         e.g. ``confcal:0.1.0|schema:fcc-invoice@afba760d3140|conventions:confcal|match:0.0``.
         Two results are comparable when their signatures are equal. Empty for a result
         built by hand.
+    unknown_field_names : tuple of str
+        The predicted keys that ``counts["unknown_fields"]`` counts, each once, in the order
+        first met: a top-level field as it is spelled (``"grosstotal"``), a line-item
+        sub-field as ``"<items>.<key>"`` (``"LineItems.rate"``).
 
     See Also
     --------
@@ -117,6 +121,7 @@ class ExtractionResult:
     entities: pd.DataFrame
     counts: dict[str, int]
     signature: str = ""
+    unknown_field_names: tuple[str, ...] = ()
 
     @property
     def totals(self) -> ExtractionTotals:

@@ -13,7 +13,8 @@ from ._result import ExtractionResult
 def concat_results(results: Sequence[ExtractionResult]) -> ExtractionResult:
     """One result whose entity table stacks the given ones, in order, and whose counts add.
 
-    ``counts["documents"]`` becomes the number of scored (document, run) pairs. Categorical
+    ``counts["documents"]`` becomes the number of scored (document, run) pairs, and
+    ``unknown_field_names`` those of every result, each once. Categorical
     columns stay categorical when every table uses the same categories (one schema). The
     results must share one signature (same version, schema and conventions), which the
     combined result keeps.
@@ -30,4 +31,6 @@ def concat_results(results: Sequence[ExtractionResult]) -> ExtractionResult:
         raise ValidationError(
             "results must come from the same scoring settings to be combined; found "
             f"{len(signatures)} signatures: {signatures[0]!r} and {signatures[1]!r}")
-    return ExtractionResult(entities=entities, counts=counts, signature=signatures[0])
+    names = dict.fromkeys(name for r in results for name in r.unknown_field_names)
+    return ExtractionResult(entities=entities, counts=counts, signature=signatures[0],
+                            unknown_field_names=tuple(names))

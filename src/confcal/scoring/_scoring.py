@@ -36,7 +36,7 @@ from .._signature import SIGNATURE_ATTR
 from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, weight_ok
 from .._version import __version__
 from ..exceptions import ValidationError
-from ._inputs import doc_label, doc_pairs, metadata_columns
+from ._inputs import NameCheck, case_hint, doc_label, doc_pairs, metadata_columns
 from ._kernels import (
     block_pairs,
     elementwise_similarity,
@@ -290,7 +290,7 @@ class _ItemsField:
 
     def _read(
         self, items: list[Any], side: str, locate: Callable[[int], tuple[Any, int]],
-        tally: dict[str, int], strict: bool,
+        tally: dict[str, int], names: NameCheck,
     ) -> None:
         """Items must be mappings; keys outside the schema are counted (or refused)."""
         if not _DICT.issuperset(map(type, items)):
@@ -306,20 +306,14 @@ class _ItemsField:
         for k, item in enumerate(items):
             if item.keys() <= sub_keys:
                 continue
-            extra = item.keys() - sub_keys
             if side == "truth":
-                tally["unscored_truth_fields"] += len(extra)
+                tally["unscored_truth_fields"] += len(item.keys() - sub_keys)
                 continue
-            if strict:
-                doc_id, i = locate(k)
-                raise ValidationError(
-                    f"{doc_label(doc_id)}, field {self.name}[{i}]: predicted sub-fields must be "
-                    f"defined by the schema (strict=True); found unknown {sorted(map(str, extra))}",
-                    doc_id=doc_id, field=f"{self.name}[{i}]",
-                )
-            tally["unknown_fields"] += len(extra)
+            doc_id, i = locate(k)
+            tally["unknown_fields"] += names.unknown(item.keys(), sub_keys, doc_id, self.name,
+                                                     f"[{i}]")
 
-    def flush(self, pool: _Pool, out: _Chunks, tally: dict[str, int], strict: bool,
+    def flush(self, pool: _Pool, out: _Chunks, tally: dict[str, int], names: NameCheck,
               pair_budget: int, max_chars: int) -> None:
         if not self.docs:
             return
@@ -328,8 +322,8 @@ class _ItemsField:
         n = np.array(self.n, dtype=np.int64)
         t_start, p_start = np.cumsum(m) - m, np.cumsum(n) - n
         locate_truth, locate_pred = self._locator(t_start), self._locator(p_start)
-        self._read(self.truth_items, "truth", locate_truth, tally, strict)
-        self._read(self.pred_items, "predicted", locate_pred, tally, strict)
+        self._read(self.truth_items, "truth", locate_truth, tally, names)
+        self._read(self.pred_items, "predicted", locate_pred, tally, names)
 
         def where(locate: Callable[[int], tuple[Any, int]], sub: str
                   ) -> Callable[[int], tuple[Any, str]]:
@@ -464,6 +458,7 @@ def score_documents(
     *,
     metadata: Mapping[Any, Mapping[str, Any]] | None = None,
     strict: bool = False,
+    allow_case_mismatch: bool = False,
     conventions: str = "confcal",
     limits: InputLimits | None = None,
 ) -> ExtractionResult:
@@ -485,6 +480,11 @@ def score_documents(
     strict : bool, default False
         Raise instead of counting when a truth document has no prediction or a prediction
         has a field the schema does not define.
+    allow_case_mismatch : bool, default False
+        A predicted field or line-item sub-field whose name equals a schema name after case
+        folding (``grosstotal`` for ``GrossTotal``) is an error naming both spellings, since
+        every value under it would otherwise be scored as missing; True counts and ignores
+        it like any other unknown field.
     conventions : {"confcal", "stickler-1.0"}, default "confcal"
         ``"confcal"``: the semantics documented here. ``"stickler-1.0"``: reproduce
         stickler-eval 1.0.0, the ConfBench paper's scorer, to compare with published
@@ -509,7 +509,9 @@ def score_documents(
         ...``): a document that is not a mapping, an Items value that is not a list, a truth
         value that is not a scalar, a malformed predicted leaf (confidence outside [0, 1],
         bad candidates list), a string value longer than ``limits.max_value_chars``, a
-        prediction for a doc id absent from truths, a repeated doc id, no truth documents,
+        prediction for a doc id absent from truths (with the truth's id when the two
+        differ only in case), a predicted field named as a schema field in another case
+        (unless ``allow_case_mismatch``), a repeated doc id, no truth documents,
         a schema weight whose entity weight falls outside [1e-100, 1e100]
         (:data:`confcal._validation.MAX_WEIGHT`: sums must stay finite). The same location
         is in the error's ``doc_id``, ``field`` and ``index`` (position in ``truths``)
@@ -529,9 +531,9 @@ def score_documents(
     document without a prediction is scored as if every prediction were missing (FN/TN
     rows) and counted in ``counts["docs_missing_prediction"]``. Fields outside the schema
     are ignored and counted (``unknown_fields`` for predictions, ``unscored_truth_fields``
-    for ground truth). Rows are ordered by document (truth order), then schema field, then
-    line-item entry (pairs by truth index, unpaired truth items, unpaired predicted items),
-    then sub-field.
+    for ground truth); the result's ``unknown_field_names`` names the predicted ones.
+    Rows are ordered by document (truth order), then schema field, then line-item entry
+    (pairs by truth index, unpaired truth items, unpaired predicted items), then sub-field.
 
     Examples
     --------
@@ -564,6 +566,10 @@ def score_documents(
         raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
     if not isinstance(strict, bool):
         raise ValidationError(f"strict must be True or False; found {strict!r}")
+    if not isinstance(allow_case_mismatch, bool):
+        raise ValidationError(
+            f"allow_case_mismatch must be True or False; found {allow_case_mismatch!r}")
+    names = NameCheck(strict, allow_case_mismatch)
     checked_limits = check_limits(limits)
     max_chars = checked_limits.max_value_chars
     from . import _stickler
@@ -577,7 +583,7 @@ def score_documents(
     check_item_work(schema, truth_docs, pred_docs, checked_limits.max_pair_chars, max_chars)
     if stickler:
         check_document_lengths(schema, truth_docs, pred_docs, max_chars)
-        return _signed(_stickler.score(schema, truth_docs, pred_docs, doc_ids, meta, strict),
+        return _signed(_stickler.score(schema, truth_docs, pred_docs, doc_ids, meta, names),
                        signature)
 
     top, lists = _schema_fields(schema)
@@ -588,7 +594,7 @@ def score_documents(
     pred_list: list[Mapping[str, Any]] = []
     for pos, (doc_id, truth_doc) in enumerate(truth_docs):
         pred_doc = _checked_documents(doc_id, truth_doc, pred_docs.get(doc_id, _ABSENT), known,
-                                      tally, strict)
+                                      tally, names)
         truth_list.append(truth_doc)
         pred_list.append(pred_doc)
         for it in lists:
@@ -596,9 +602,10 @@ def score_documents(
 
     _flush_top_fields(top, doc_ids, truth_list, pred_list, pool, out, max_chars)
     for it in lists:
-        it.flush(pool, out, tally, strict, _PAIR_BUDGET, max_chars)
-    return _signed(_assemble(pool, out, schema.entity_fields, thresholds, weights, doc_ids,
-                             meta, tally), signature)
+        it.flush(pool, out, tally, names, _PAIR_BUDGET, max_chars)
+    result = _assemble(pool, out, schema.entity_fields, thresholds, weights, doc_ids, meta,
+                       tally)
+    return _signed(replace(result, unknown_field_names=tuple(names.seen)), signature)
 
 
 def _paired_inputs(
@@ -615,7 +622,7 @@ def _paired_inputs(
     if stray:
         raise ValidationError(
             f"predictions doc ids must be doc ids of truths; found {len(stray)} absent from "
-            f"truths, first {stray[0]!r}", doc_id=stray[0]
+            f"truths, first {stray[0]!r}{case_hint(stray[0], doc_pos)}", doc_id=stray[0]
         )
     return truth_docs, pred_docs, doc_pos
 
@@ -634,19 +641,19 @@ def _schema_fields(schema: Schema) -> tuple[list[_TopField], list[_ItemsField]]:
 
 
 def _checked_documents(doc_id: Any, truth_doc: Any, pred_doc: Any, known: frozenset[str],
-                       tally: dict[str, int], strict: bool) -> Mapping[str, Any]:
+                       tally: dict[str, int], names: NameCheck) -> Mapping[str, Any]:
     """One document's prediction once both sides are mappings (``{}`` for a missing
-    prediction), the fields outside the schema counted (or refused when ``strict``)."""
+    prediction), the fields outside the schema counted (or refused: :class:`NameCheck`)."""
     if not isinstance(truth_doc, Mapping):
         raise ValidationError(
             f"{doc_label(doc_id)}: the truth document must be a mapping of field names to "
             f"values; found {type(truth_doc).__name__}", doc_id=doc_id
         )
     if pred_doc is _ABSENT:
-        if strict:
+        if names.strict:
             raise ValidationError(
                 f"{doc_label(doc_id)}: every truth document must have a prediction "
-                "(strict=True); found none", doc_id=doc_id
+                "({option}); found none", doc_id=doc_id, option=("strict", True)
             )
         tally["docs_missing_prediction"] += 1
         pred_doc = {}
@@ -656,13 +663,7 @@ def _checked_documents(doc_id: Any, truth_doc: Any, pred_doc: Any, known: frozen
             f"to leaves; found {type(pred_doc).__name__}", doc_id=doc_id
         )
     if not pred_doc.keys() <= known:
-        unknown = sorted(map(str, pred_doc.keys() - known))
-        if strict:
-            raise ValidationError(
-                f"{doc_label(doc_id)}: predicted fields must be defined by the schema "
-                f"(strict=True); found unknown {unknown}", doc_id=doc_id
-            )
-        tally["unknown_fields"] += len(unknown)
+        tally["unknown_fields"] += names.unknown(pred_doc.keys(), known, doc_id)
     if not truth_doc.keys() <= known:
         tally["unscored_truth_fields"] += len(truth_doc.keys() - known)
     return pred_doc

@@ -63,6 +63,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from ..exceptions import ValidationError
+from ._inputs import NameCheck
 from .comparators import Date, Number, Text
 from .predictions import LeafError, check_scalar, unwrap_leaf
 from .schema import Field, Items, Schema
@@ -496,7 +497,8 @@ def assign(sim: np.ndarray) -> list[tuple[int, int]]:
     Among equally good pairings the one stickler-eval 1.0.0 gets from its assignment solver
     (``munkres`` 3.0.0) is returned, which ``scipy.optimize.linear_sum_assignment`` does not
     promise: with duplicated items the choice decides which predicted item's confidences
-    are paired with the truth.
+    are paired with the truth. munkres ties one way below 16 cells
+    (:func:`_augmenting_paths`) and another from 16 on (:func:`_compiled_kernel`).
     """
     m, n = sim.shape
     if m == 0 or n == 0:
@@ -504,19 +506,103 @@ def assign(sim: np.ndarray) -> list[tuple[int, int]]:
     if m == 1 and n == 1:
         return [(0, 0)]
     cost = 1.0 - sim
+    # munkres 3.0.0 solves a problem of 16 cells or more with its compiled kernel and a
+    # smaller one in Python; the two break ties differently, so both are reproduced.
+    solve = _compiled_kernel if m * n >= _KERNEL_MIN_CELLS else _augmenting_paths
     if m > n:  # the solver assigns the shorter side
-        return sorted((i, j) for j, i in _augmenting_paths(cost.T))
-    return sorted(_augmenting_paths(cost))
+        return sorted((i, j) for j, i in solve(np.ascontiguousarray(cost.T)))
+    return sorted(solve(cost))
+
+
+_KERNEL_MIN_CELLS = 16
+"""From this many cells on, munkres 3.0.0 hands a problem to its compiled kernel."""
+
+
+def _compiled_kernel(cost: np.ndarray) -> list[tuple[int, int]]:
+    """Minimum-cost assignment of every row (rows <= columns), tied as munkres 3.0.0's
+    compiled kernel ties.
+
+    The same greedy start as :func:`_augmenting_paths` (each row, in order, takes its
+    first free column at the row minimum), then, for each row left unmatched, a
+    shortest-path search over the columns not yet reached. That search is where the two
+    solvers differ, and what decides between equally good pairings:
+
+    - the columns are scanned in a list that starts from the last column and loses each
+      column as it is reached (the last one of the list takes its place);
+    - a path length is ``((minval + cost) - u[row]) - v[col]``, in that order of float
+      operations, and replaces a column's shortest length only when strictly shorter;
+    - among the columns at the shortest length, the last free one in scan order is taken,
+      else the first one;
+    - once a free column is reached, the potentials change (the start row by the path
+      length, every row reached through a column by the difference) and the path is
+      flipped.
+    """
+    r, c = cost.shape
+    u = np.zeros(r)
+    v = np.zeros(c)
+    row4col = np.full(c, -1, dtype=np.int64)
+    col4row = np.full(r, -1, dtype=np.int64)
+    for i in range(r):
+        low = cost[i].min()
+        u[i] = low
+        free = np.flatnonzero((row4col == -1) & (cost[i] == low))
+        if len(free):
+            row4col[free[0]] = i
+            col4row[i] = free[0]
+    path = np.zeros(c, dtype=np.int64)
+    for start in np.flatnonzero(col4row < 0).tolist():
+        remaining = np.arange(c - 1, -1, -1, dtype=np.int64)
+        n_left = c
+        shortest = np.full(c, np.inf)
+        reached: list[int] = []
+        minval = 0.0
+        i = start
+        while True:
+            cols = remaining[:n_left]
+            length = ((minval + cost[i, cols]) - u[i]) - v[cols]
+            better = length < shortest[cols]
+            path[cols[better]] = i
+            shortest[cols[better]] = length[better]
+            known = shortest[cols]
+            lowest = known.min()
+            ties = np.flatnonzero(known == lowest)
+            free = ties[row4col[cols[ties]] < 0]
+            index = int(free[-1] if len(free) else ties[0])
+            minval = float(lowest)
+            j = int(cols[index])
+            if row4col[j] < 0:
+                sink = j
+                break
+            i = int(row4col[j])
+            reached.append(j)
+            remaining[index] = remaining[n_left - 1]
+            n_left -= 1
+        u[start] += minval
+        if reached:
+            via = np.array(reached, dtype=np.int64)
+            step = minval - shortest[via]
+            u[row4col[via]] += step
+            v[via] -= step
+        j = sink
+        while True:  # flip the path
+            i = int(path[j])
+            row4col[j] = i
+            j, col4row[i] = int(col4row[i]), j
+            if i == start:
+                break
+    return [(int(i), int(j)) for i, j in enumerate(col4row)]
 
 
 def _augmenting_paths(cost: np.ndarray) -> list[tuple[int, int]]:
-    """Minimum-cost assignment of every row (rows <= columns).
+    """Minimum-cost assignment of every row (rows <= columns), tied as munkres 3.0.0's
+    Python solver ties (the one it uses below 16 cells).
 
     The shortest-augmenting-path Hungarian method with row and column potentials, after a
     greedy start that gives each row, in order, its first free column at the row minimum.
     Ties go to the lowest column index (first minimum), and the potentials are updated in
-    the same order of float operations as munkres' solver, so equal costs resolve as it
-    resolves them (checked against stickler-eval in tests/scoring/test_stickler.py).
+    the same order of float operations as that solver, so equal costs resolve as it
+    resolves them (checked against munkres and stickler-eval in
+    tests/scoring/test_stickler.py).
     """
     r, c = cost.shape
     u = np.zeros(r)
@@ -639,12 +725,12 @@ def _item_list(value: Any, doc_id: Any, name: str, side: str) -> list[Any] | Non
 def _score_items(
     table: _Table, pos: int, doc_id: Any, name: str, items: Items, specs: list[_Leaf],
     codes: list[int], truth_doc: Mapping[str, Any], pred_doc: Mapping[str, Any],
-    tally: dict[str, int], strict: bool,
+    tally: dict[str, int], names: NameCheck,
 ) -> None:
     subs = list(items.fields)
     truth_items = _item_list(truth_doc.get(name), doc_id, name, "the truth value")
     pred_items = _item_list(pred_doc.get(name), doc_id, name, "the prediction")
-    _tally_item_fields(truth_items, pred_items, frozenset(subs), doc_id, name, tally, strict)
+    _tally_item_fields(truth_items, pred_items, frozenset(subs), doc_id, name, tally, names)
     if truth_items is None or pred_items is None:
         _count_whole_lists(table, truth_items, pred_items, len(subs))
         return
@@ -665,19 +751,13 @@ def _score_items(
 
 def _tally_item_fields(truth_items: list[Any] | None, pred_items: list[Any] | None,
                        known: frozenset[str], doc_id: Any, name: str, tally: dict[str, int],
-                       strict: bool) -> None:
-    """Count the item sub-fields the schema does not define (an error in predictions when
-    ``strict``)."""
+                       names: NameCheck) -> None:
+    """Count the item sub-fields the schema does not define (or refuse predicted ones:
+    :class:`NameCheck`)."""
     for item in truth_items or ():
         tally["unscored_truth_fields"] += len(item.keys() - known)
     for j, item in enumerate(pred_items or ()):
-        extra = item.keys() - known
-        if extra and strict:
-            raise ValidationError(
-                f"doc {doc_id!r}, field {name}[{j}]: predicted sub-fields must be defined by "
-                f"the schema (strict=True); found unknown {sorted(map(str, extra))}",
-                doc_id=doc_id, field=f"{name}[{j}]")
-        tally["unknown_fields"] += len(extra)
+        tally["unknown_fields"] += names.unknown(item.keys(), known, doc_id, name, f"[{j}]")
 
 
 def _count_whole_lists(table: _Table, truth_items: list[Any] | None,
@@ -725,7 +805,7 @@ def _gated_pairs(table: _Table, sim: np.ndarray, k: int) -> list[tuple[int, int]
 
 def score(
     schema: Schema, truth_docs: list[tuple[Any, Any]], pred_docs: dict[Any, Any],
-    doc_ids: list[Any], meta: dict[str, np.ndarray], strict: bool,
+    doc_ids: list[Any], meta: dict[str, np.ndarray], check: NameCheck,
 ) -> Any:
     """The ExtractionResult of already validated inputs under stickler-1.0 conventions."""
     from ._result import OUTCOMES, ExtractionResult
@@ -750,29 +830,24 @@ def score(
                 f"values; found {type(truth_doc).__name__}", doc_id=doc_id)
         pred_doc = pred_docs.get(doc_id, _ABSENT)
         if pred_doc is _ABSENT:
-            if strict:
+            if check.strict:
                 raise ValidationError(
                     f"doc {doc_id!r}: every truth document must have a prediction "
-                    "(strict=True); found none", doc_id=doc_id)
+                    "({option}); found none", doc_id=doc_id, option=("strict", True))
             tally["docs_missing_prediction"] += 1
             pred_doc = {}
         elif not isinstance(pred_doc, Mapping):
             raise ValidationError(
                 f"doc {doc_id!r}: the predicted document must be a mapping of field names to "
                 f"leaves; found {type(pred_doc).__name__}", doc_id=doc_id)
-        unknown = pred_doc.keys() - known
-        if unknown and strict:
-            raise ValidationError(
-                f"doc {doc_id!r}: predicted fields must be defined by the schema "
-                f"(strict=True); found unknown {sorted(map(str, unknown))}", doc_id=doc_id)
-        tally["unknown_fields"] += len(unknown)
+        tally["unknown_fields"] += check.unknown(pred_doc.keys(), known, doc_id)
         tally["unscored_truth_fields"] += len(truth_doc.keys() - known)
         for name, spec, leaf in fields:
             if isinstance(spec, Items):
                 first = code[f"{name}.{next(iter(spec.fields))}"]
                 _score_items(table, pos, doc_id, name, spec, leaf,
                              list(range(first, first + len(spec.fields))),
-                             truth_doc, pred_doc, tally, strict)
+                             truth_doc, pred_doc, tally, check)
                 continue
             t = _truth_value(truth_doc.get(name), doc_id, name)
             p, c = _pred_value(pred_doc.get(name), doc_id, name)
@@ -806,7 +881,8 @@ def score(
     counts["without_confidence"] = int(np.isnan(confidence).sum())
     counts["whole_item_outcomes"] = sum(table.whole)
     counts["excluded_by_conventions"] = table.excluded
-    return ExtractionResult(entities=entities, counts=counts)
+    return ExtractionResult(entities=entities, counts=counts,
+                            unknown_field_names=tuple(check.seen))
 
 
 def check_conventions(conventions: Any) -> str:

@@ -27,6 +27,7 @@ def score_documents_iter(
     metadata: Mapping[Any, Mapping[str, Any]] | Callable[[Any], Mapping[str, Any] | None]
     | None = None,
     strict: bool = False,
+    allow_case_mismatch: bool = False,
     conventions: str = "confcal",
     limits: InputLimits | None = None,
 ) -> Iterator[ExtractionResult]:
@@ -51,7 +52,7 @@ def score_documents_iter(
         callable is asked once per document (``lambda doc_id: {"model": "gpt-x"}`` gives a
         constant column without listing the ids). With a mapping, an id never seen in
         ``pairs`` is an error, raised when the stream ends.
-    strict : bool, default False
+    strict, allow_case_mismatch : bool, default False
         As in :func:`score_documents`.
     conventions : {"confcal", "stickler-1.0"}, default "confcal"
         As in :func:`score_documents`.
@@ -110,6 +111,9 @@ def score_documents_iter(
         raise ValidationError(f"chunk_size must be an integer >= 1; found {chunk_size!r}")
     if not isinstance(strict, bool):
         raise ValidationError(f"strict must be True or False; found {strict!r}")
+    if not isinstance(allow_case_mismatch, bool):
+        raise ValidationError(
+            f"allow_case_mismatch must be True or False; found {allow_case_mismatch!r}")
     from ._stickler import check_conventions
 
     check_conventions(conventions)
@@ -122,12 +126,13 @@ def score_documents_iter(
         raise ValidationError(
             "pairs must be an iterable of (doc_id, truth, prediction) triples; found "
             f"{type(pairs).__name__}")
-    return _score_stream(schema, pairs, int(chunk_size), metadata, strict, conventions, limits)
+    return _score_stream(schema, pairs, int(chunk_size), metadata, (strict, allow_case_mismatch),
+                         conventions, limits)
 
 
 def _score_stream(
-    schema: Schema, pairs: Iterable[Any], chunk_size: int, metadata: Any, strict: bool,
-    conventions: str, limits: InputLimits,
+    schema: Schema, pairs: Iterable[Any], chunk_size: int, metadata: Any,
+    rules: tuple[bool, bool], conventions: str, limits: InputLimits,
 ) -> Iterator[ExtractionResult]:
     # A generator behind a plain function: argument errors are raised at the call, not at
     # the first next().
@@ -150,7 +155,8 @@ def _score_stream(
                     meta[d] = row
         try:
             return score_documents(schema, truths, preds, metadata=meta or None,
-                                   strict=strict, conventions=conventions, limits=limits)
+                                   strict=rules[0], allow_case_mismatch=rules[1],
+                                   conventions=conventions, limits=limits)
         except ValidationError as exc:
             if exc.doc_id is None:
                 raise

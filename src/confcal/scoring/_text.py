@@ -34,7 +34,13 @@ Not a default anywhere; ask for it with ``Field(Text(), threshold=ANLS_THRESHOLD
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _normalize_str(text: str, ignore_punctuation: bool) -> str:
     # NFKC is the identity on ASCII; skipping it halves the cost on typical invoices.
-    s = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    s = text
+    if not s.isascii():
+        # Format characters (category Cf: U+200B zero-width space, U+FEFF, U+00AD soft
+        # hyphen, bidi marks) are invisible, and NFKC keeps them: a PDF text layer's
+        # U+200B is no edit. Deleted before NFKC so that what they separated composes.
+        s = unicodedata.normalize(
+            "NFKC", "".join(ch for ch in s if unicodedata.category(ch) != "Cf"))
     s = s.casefold()
     if ignore_punctuation:
         # Unicode categories Pc, Pd, Ps, Pe, Pi, Pf, Po: punctuation, not symbols ($, +, ©),
@@ -47,8 +53,10 @@ def _normalize_str(text: str, ignore_punctuation: bool) -> str:
 def normalize_text(value: Any, *, ignore_punctuation: bool = False) -> str:
     """Normalize a value for text comparison.
 
-    Unicode NFKC, casefold, whitespace runs collapsed to one space and stripped. With
-    ``ignore_punctuation=True`` Unicode punctuation (categories ``P*``) is deleted as well.
+    Unicode format characters (category ``Cf``: zero-width space U+200B, byte-order mark
+    U+FEFF, soft hyphen U+00AD, bidirectional marks) deleted, Unicode NFKC, casefold,
+    whitespace runs collapsed to one space and stripped. With ``ignore_punctuation=True``
+    Unicode punctuation (categories ``P*``) is deleted as well.
     Non-string values are compared through ``str(value)``; a missing value becomes ``""``.
 
     Parameters
@@ -74,6 +82,8 @@ def normalize_text(value: Any, *, ignore_punctuation: bool = False) -> str:
     'acme media'
     >>> normalize_text("ﬁle №1")  # NFKC folds ligatures and compatibility characters
     'file no1'
+    >>> normalize_text("\ufeffACME\u200b Me\u00addia")  # format characters are invisible
+    'acme media'
     """
     if is_missing(value):
         return ""
@@ -95,9 +105,10 @@ def normalized(values: Sequence[Any], missing: np.ndarray, ignore_punctuation: b
 class Text(BatchedMethods):
     """Normalized Levenshtein similarity, ``1 - distance / max(len(truth), len(prediction))``.
 
-    Both values go through :func:`normalize_text` first (NFKC, casefold, whitespace
-    collapse; punctuation kept unless ``ignore_punctuation=True``). The distance is
-    RapidFuzz's ``Levenshtein.normalized_similarity`` (unit costs), the measure behind ANLS.
+    Both values go through :func:`normalize_text` first (format characters deleted, NFKC,
+    casefold, whitespace collapse; punctuation kept unless ``ignore_punctuation=True``).
+    The distance is RapidFuzz's ``Levenshtein.normalized_similarity`` (unit costs), the
+    measure behind ANLS.
 
     Parameters
     ----------
