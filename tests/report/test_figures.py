@@ -269,3 +269,75 @@ def test_report_is_readable_at_1024_pixels(report, tmp_path):
     scroll, client = map(int, re.search(r'data-page="([^"]*)"', dom).group(1).split("/"))
     assert scroll <= client
     Path(shot).replace(tmp_path / "kept-report-1024.png")
+
+
+# ------------------------------------------------------ a phone (390 px) and a desktop
+_LAYOUT = """<script>
+window.addEventListener('load', () => {
+  const root = document.documentElement, out = [];
+  out.push('page=' + root.scrollWidth + '/' + window.innerWidth);
+  let smallest = 1e9;  // the smallest text of the page outside the figures
+  for (const e of document.body.querySelectorAll('*')) {
+    const own = [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (own && !e.closest('figure img')) {
+      smallest = Math.min(smallest, parseFloat(getComputedStyle(e).fontSize));
+    }
+  }
+  out.push('text=' + smallest);
+  for (const img of document.querySelectorAll('figure img')) {
+    out.push('img=' + img.clientWidth + '/' + img.naturalWidth);
+  }
+  for (const box of document.querySelectorAll('div.scroll')) {
+    const table = box.querySelector('table');
+    if (!table) continue;
+    const hint = box.nextElementSibling;
+    out.push('table=' + (box.scrollWidth > box.clientWidth ? 'wide' : 'fits') + ':' +
+             getComputedStyle(table.rows[1].cells[0]).position + ':' +
+             (hint && hint.className === 'more' ? getComputedStyle(hint).display : 'none'));
+  }
+  for (const p of document.querySelectorAll('p.note')) {
+    out.push('note=' + p.scrollWidth + '/' + p.clientWidth);
+  }
+  document.body.setAttribute('data-layout', out.join(' '));
+});
+</script>"""
+
+
+@pytest.mark.usefixtures("chromium")
+@pytest.mark.parametrize("width", [390, 1280])
+def test_report_reads_on_a_phone_and_a_desktop(report, tmp_path, width):
+    from test_report import _chromium
+
+    _, written = report
+    shot = tmp_path / f"report-{width}.png"
+    done = _chromium(f"--screenshot={shot}", f"--window-size={width},2400",
+                     written.html.as_uri(), profile=tmp_path / "p1")
+    assert shot.is_file() and shot.stat().st_size > 20_000, done.stderr[-2000:]
+    page = written.html.read_text()
+    probe = tmp_path / "probe.html"
+    probe.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+                     .replace("</body>", _LAYOUT + "\n</body>"))
+    dom = _chromium("--dump-dom", "--virtual-time-budget=10000", f"--window-size={width},900",
+                    probe.as_uri(), profile=tmp_path / "p2").stdout
+    items = re.search(r'data-layout="([^"]*)"', dom).group(1).split()
+    facts: dict[str, list[str]] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        facts.setdefault(key, []).append(value)
+    scroll, inner = map(int, facts["page"][0].split("/"))
+    assert scroll <= inner  # the page body never scrolls sideways
+    smallest_text = float(facts["text"][0])
+    for img in facts["img"]:  # never shrunk: 8 pt at 100 dpi is 11.1 px, the page's smallest
+        shown, natural = map(int, img.split("/"))
+        assert shown >= natural and 8 * 100 / 72 >= smallest_text, (img, smallest_text)
+    assert len(facts["table"]) == 3
+    for table in facts["table"]:
+        fits, position, hint = table.split(":")
+        assert position == "sticky"  # the first column stays while the rest scrolls
+        if fits == "wide":  # more columns follow: the hint says so on a narrow screen
+            assert hint == ("block" if width < 700 else "none"), table
+    if width == 390:
+        assert any(t.startswith("wide") for t in facts["table"])  # the case is exercised
+    for note in facts["note"]:  # the signature line and every note wrap
+        wide, box = map(int, note.split("/"))
+        assert wide <= box, note

@@ -246,8 +246,12 @@ def _table_html(head: Sequence[str], rows: Sequence[Sequence[str]], css_class: s
     """An HTML table of cells that are already HTML (escaped by the caller)."""
     header = "".join(f"<th>{h}</th>" for h in head)
     body = "\n".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return (f'<table class="{html.escape(css_class)}">\n<thead><tr>{header}</tr></thead>\n'
-            f"<tbody>\n{body}\n</tbody>\n</table>")
+    # the box scrolls sideways, the page never does; the shadows at its edges (CSS) and the
+    # hint below it say that more columns follow
+    return (f'<div class="scroll" role="region" tabindex="0" aria-label="table; scrolls '
+            f'sideways when wider than the page">\n<table class="{html.escape(css_class)}">\n'
+            f"<thead><tr>{header}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table></div>\n"
+            '<p class="more">Scroll the table sideways for more columns →</p>')
 
 
 def _errors_html(errors: pd.DataFrame) -> str:
@@ -383,6 +387,7 @@ def _ecarb_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
             ax.set_axis_off()
             ax.text(0.5, 0.5, f"{_short(panel_key)}\nno errors with a confidence to catch",
                     ha="center", va="center", fontsize=8, transform=ax.transAxes)
+    _share_y(axes)
     notes = []
     if len(_groups(frame, panel_by)) > len(panels):
         notes.append(f"Showing the first {len(panels)} panels; metrics.csv has every group.")
@@ -390,6 +395,16 @@ def _ecarb_figure(frame: pd.DataFrame, by: Sequence[str]) -> tuple[bytes, str]:
         notes.append(f"{dropped} curves beyond {_MAX_CURVES} per panel are not drawn; "
                      "metrics.csv has them.")
     return figure_png(fig), " ".join(notes)
+
+
+def _share_y(axes: Sequence[Any]) -> None:
+    """One y range over the drawn panels, so their curves compare at a glance."""
+    drawn = [ax for ax in axes if ax.axison]
+    if len(drawn) > 1:
+        low = min(ax.get_ylim()[0] for ax in drawn)
+        high = max(ax.get_ylim()[1] for ax in drawn)
+        for ax in drawn:
+            ax.set_ylim(low, high)
 
 
 def _auroc_figure(runs: pd.DataFrame) -> bytes:
@@ -432,15 +447,26 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;
 padding:0 1rem;color:#1d2430;line-height:1.45}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;
 border-bottom:1px solid #d8dde6;padding-bottom:.2rem}
-table{border-collapse:collapse;font-size:.78rem;margin:.6rem 0;display:block;overflow-x:auto}
+.scroll{overflow-x:auto;max-width:100%;margin:.6rem 0;
+background:linear-gradient(to right,#fff 30%,#fff0) left/2rem 100% no-repeat local,
+linear-gradient(to left,#fff 30%,#fff0) right/2rem 100% no-repeat local,
+radial-gradient(farthest-side at 0 50%,#0003,#0000) left/.8rem 100% no-repeat scroll,
+radial-gradient(farthest-side at 100% 50%,#0003,#0000) right/.8rem 100% no-repeat scroll}
+.more{display:none;color:#6b7485;font-size:.75rem;margin:-.4rem 0 .6rem}
+table{border-collapse:collapse;font-size:.78rem}
 th,td{border:1px solid #d8dde6;padding:.2rem .3rem;text-align:right;vertical-align:top}
 th{background:#eef1f6;font-weight:600}td:first-child,th:first-child{text-align:left}
-.ci{color:#6b7485;font-size:.68rem;white-space:nowrap}.note{color:#4a5568;font-size:.9rem}
+td:first-child,th:first-child{position:sticky;left:0;background:#fff;z-index:1}
+th:first-child{background:#eef1f6}
+.ci{color:#6b7485;font-size:.68rem;white-space:nowrap}
+.note{color:#4a5568;font-size:.9rem;overflow-wrap:anywhere}
 .banner{background:#fff7e0;border:1px solid #f0d48a;padding:.5rem .8rem;border-radius:4px}
-figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #e3e7ee}
+figure{margin:1rem 0}figure img{max-width:none;border:1px solid #e3e7ee;display:block}
 figcaption{font-size:.85rem;color:#4a5568}dt{font-weight:600}dd{margin:0 0 .4rem 1.2rem}
 table.errors td,table.errors th{text-align:left}.value{overflow-wrap:anywhere}
+h1,h2,dd,.banner,figcaption{overflow-wrap:anywhere}
 @media (max-width:1100px){body{margin:1rem auto;padding:0 .6rem}}
+@media (max-width:700px){.more{display:block}}
 """
 
 # No script may run and nothing may load: the page is data and inline pictures, so even a
@@ -545,8 +571,14 @@ def _html_page(title: str, notes: Sequence[str], summary: str, tables: list[tupl
     parts.append("</dl>")
     for heading, name, png, caption in figures:
         data = base64.b64encode(png).decode("ascii")
+        width, height = _png_size(png)
+        # shown at its own size, never shrunk below it: the figure's smallest text (8 pt at
+        # 100 dpi, 11 px) stays as large as the page's smallest; a wide figure scrolls in its box
         parts += [f"<h2>{html.escape(heading)}</h2>", "<figure>",
-                  f'<img alt="{html.escape(heading)}" src="data:image/png;base64,{data}">',
+                  '<div class="scroll" role="region" tabindex="0" aria-label="figure; scrolls '
+                  'sideways when wider than the page">'
+                  f'<img alt="{html.escape(heading)}" width="{width}" height="{height}" '
+                  f'src="data:image/png;base64,{data}"></div>',
                   f"<figcaption>{html.escape(caption)} ({html.escape(name)})</figcaption>",
                   "</figure>"]
     parts.append(f"<h2>Most confident errors (top {n_errors} per run)</h2>")
@@ -557,6 +589,11 @@ def _html_page(title: str, notes: Sequence[str], summary: str, tables: list[tupl
                  '<p class="note">No wrong prediction carries a confidence.</p>')
     parts += [f'<p class="note">{html.escape(footer)}</p>', "</body>", "</html>", ""]
     return "\n".join(parts)
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    """Width and height in pixels, from a PNG's header chunk."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
 def _markdown_page(title: str, notes: Sequence[str], summary: str,

@@ -106,7 +106,7 @@ def _keep_inside(ax: Axes, texts: Sequence[Any]) -> None:
             kept.append(boxes[i])
     if dropped:
         ax.text(0.98, 0.02, f"{dropped} crowded bin counts not shown", transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=6.5, color="0.35")
+                ha="right", va="bottom", fontsize=8, color="0.35")
     texts = [t for t in texts if t.get_visible()]
     boxes, frame = measure()
     for _ in range(4):  # the layout moves a little each time the range grows
@@ -137,7 +137,7 @@ def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     return ax.get_figure(root=True), ax  # type: ignore[return-value]
 
 
-def panel_grid(n_panels: int, *, ncols: int = 4, size: float = 3.2) -> tuple[Figure, list[Axes]]:
+def panel_grid(n_panels: int, *, ncols: int = 3, size: float = 3.2) -> tuple[Figure, list[Axes]]:
     """A figure with n_panels square axes, ncols per row (for the report)."""
     ncols = max(1, min(ncols, n_panels))
     nrows = math.ceil(n_panels / ncols)
@@ -287,7 +287,7 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
         tops = np.maximum(tops, high)
     ax.set(xlim=(0, 1), ylim=(0, 1.08))
     counts = [ax.annotate(_count(int(count)), (x, top), xytext=(0, 3),
-                          textcoords="offset points", ha="center", va="bottom", fontsize=6.5,
+                          textcoords="offset points", ha="center", va="bottom", fontsize=8,
                           color="0.2", gid="confcal-count")
               for x, top, count in zip(x_text, tops, shown["count"], strict=True)]
     if len(hidden):
@@ -296,7 +296,7 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
         ax.text(0.02, (0.74 if test is None else 0.67) if legend else 0.97,
                 f"{len(hidden)} {noun} with < {min_count} predictions hidden\n"
                 f"({int(hidden['count'].sum()):,} predictions)", transform=ax.transAxes,
-                ha="left", va="top", fontsize=7, color="0.35")
+                ha="left", va="top", fontsize=8, color="0.35")
     n = int(bins["count"].sum())
     kind = "uniform" if binning == "uniform" else "equal-mass"
     heading = f"{_plain(title or 'Reliability')}\nn={n:,}, ECE={score:.3f} ({n_bins} {kind} bins)"
@@ -305,7 +305,7 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
     ax.set_title(heading, fontsize=9)
     ax.set(xlabel="confidence", ylabel="accuracy")
     if legend:
-        ax.legend(loc="upper left", fontsize=7, frameon=False)
+        ax.legend(loc="upper left", fontsize=8, frameon=False)
     _keep_inside(ax, counts)
     return fig
 
@@ -378,7 +378,7 @@ def ecarb_vs_budget(correct: ArrayLike, confidence: ArrayLike, *,
     ax.set_ylim(0, 1.06 * max(1.0, float(finite.max()) if finite.size else 1.0))
     if title is not None:
         ax.set_title(_plain(title), fontsize=9)
-    ax.legend(fontsize=7, frameon=False)
+    ax.legend(fontsize=8, frameon=False)
     return fig
 
 
@@ -449,7 +449,7 @@ def auroc_vs_woa(runs: pd.DataFrame, *, label: str | Sequence[str] | None = None
     ax.axhline(0.5, color="0.55", lw=1, ls=":")
     if len(placed) < len(runs):
         ax.text(0.02, 0.02, f"{len(runs) - len(placed)} runs without WOA or AUROC not shown",
-                transform=ax.transAxes, fontsize=7, color="0.35")
+                transform=ax.transAxes, fontsize=8, color="0.35")
     ax.set(xlabel="WOA (extraction accuracy)", ylabel="AUROC (confidence ranks right above "
            "wrong)")
     ax.set_title(_plain(title or "Extraction accuracy vs. confidence ranking"), fontsize=9)
@@ -573,7 +573,7 @@ def _place_labels(ax: Axes, points: Sequence[tuple[float, float, str]]) -> None:
     for x, y, text in points:
         for dx, dy, ha, va in _OFFSETS:
             label = ax.annotate(_plain(text), (x, y), xytext=(dx, dy),
-                                textcoords="offset points", ha=ha, va=va, fontsize=7,
+                                textcoords="offset points", ha=ha, va=va, fontsize=8,
                                 color="0.25")
             box = label.get_window_extent(renderer)
             inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
@@ -588,4 +588,4 @@ def _place_labels(ax: Axes, points: Sequence[tuple[float, float, str]]) -> None:
             left_out += 1
     if left_out:
         ax.text(0.98, 0.02, f"{left_out} labels left out (no free place)",
-                transform=ax.transAxes, ha="right", fontsize=7, color="0.35")
+                transform=ax.transAxes, ha="right", fontsize=8, color="0.35")
