@@ -197,7 +197,7 @@ def test_report_metrics_are_the_metric_functions_on_the_scores():
                           budget=0.1).set_index("metric")
         assert (row["auroc_low"], row["auroc_high"]) == tuple(ci.loc["auroc", ["low", "high"]])
         assert (row["ecarb@0.1_low"], row["ecarb@0.1_high"]) == tuple(
-            ci.loc["ecarb", ["low", "high"]])
+            ci.loc["ecarb@0.1", ["low", "high"]])
     # the recalibrated rows are one-signal cross-fits on the same folds
     alone = cross_fit_ensemble(s.correct, {"logprob": s.confidences["logprob"]},
                                groups=s.groups, folds=4, seed=3)

@@ -169,7 +169,11 @@ def test_bootstrap_stage_has_a_progress_bar_when_asked(table, tmp_path, capsys):
 def test_small_groups_with_intervals_are_warned_about(table, tmp_path, capsys):
     assert main(["report", str(table), "--n-resamples", "20", "-o", str(tmp_path / "a")]) == 0
     err = _stderr(capsys)
-    assert err.count("intervals from 12 documents (fewer than 30)") == 2  # one per model
+    # one line for both runs, naming each with its documents
+    assert err.count("fewer than 30 documents") == 1
+    assert ("2 runs have bootstrap intervals from fewer than 30 documents, too narrow to trust"
+            in err)
+    assert "model='sim-calibrated' (12), model='sim-overconfident' (12)" in err
     page = (tmp_path / "a" / "report.html").read_text()
     assert "2 runs with fewer than 30 documents" in page
     assert main(["report", str(table), "--n-resamples", "0", "-o", str(tmp_path / "b")]) == 0
@@ -201,7 +205,7 @@ def test_a_missing_run_value_reads_n_a_in_warnings_too(table, tmp_path, capsys):
     frame.to_parquet(path)
     assert main(["report", str(path), "--n-resamples", "20", "-o", str(tmp_path / "r")]) == 0
     err = _stderr(capsys)
-    assert "model='sim-overconfident', tier=n/a: intervals" in err
+    assert "model='sim-overconfident', tier=n/a (12)" in err
     assert "nan" not in err and "None" not in err
 
 

@@ -117,7 +117,7 @@ def test_bootstrap_intervals_resample_documents():
                               groups=entities["doc_id"][has], budget=0.1, n_resamples=200,
                               seed=3).set_index("metric")
     assert row["auroc_low"] == ci.at["auroc", "low"]
-    assert row["ecarb@0.1_high"] == ci.at["ecarb", "high"]
+    assert row["ecarb@0.1_high"] == ci.at["ecarb@0.1", "high"]
     again = compare_runs(entities, budgets=(0.1, 0.3), n_resamples=200, seed=3)
     pd.testing.assert_frame_equal(table, again)
     assert table.attrs["n_resamples"] == 200 and table.attrs["by"] == ["model", "tier",

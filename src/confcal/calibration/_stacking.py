@@ -662,8 +662,7 @@ def _score_row(y: np.ndarray, score: np.ndarray, given: np.ndarray | None, codes
                               budget=b, n_bins=n_bins, binning=binning,
                               n_resamples=n_resamples, confidence_level=level, seed=seed,
                               sample_weight=given)
-            for m, low, high in ci[["metric", "low", "high"]].itertuples(index=False):
-                name = f"ecarb@{b:g}" if m == "ecarb" else m
+            for name, low, high in ci[["metric", "low", "high"]].itertuples(index=False):
                 row[f"{name}_low"], row[f"{name}_high"] = float(low), float(high)
     return row
 

@@ -26,6 +26,7 @@ command. See docs/cli.md.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import traceback
@@ -471,6 +472,33 @@ def _print_table(runs: Any) -> None:
     print(format_runs(point).to_string(index=False))
 
 
+_SMALL = re.compile(r"^compare_runs, (?P<run>.*): intervals from (?P<n>[0-9,]+) documents "
+                    r"\(fewer than (?P<limit>[0-9,]+)\) are too narrow to trust; read them "
+                    r"as rough$")
+
+
+def _warning_lines(caught: Sequence[Any], small: type[Warning]) -> list[str]:
+    """Every warning the library gave, none dropped: the small-sample warnings of several
+    runs summed in one line that names them, and a message repeated word for word given
+    once with its count."""
+    runs = [m for m in (_SMALL.match(str(w.message)) for w in caught
+                        if issubclass(w.category, small)) if m]
+    lines: dict[str, int] = {}
+    for w in caught:
+        text = str(w.message)
+        if len(runs) > 1 and _SMALL.match(text) and issubclass(w.category, small):
+            continue
+        lines[text] = lines.get(text, 0) + 1
+    out = [text if n == 1 else f"{text} ({n} times)" for text, n in lines.items()]
+    if len(runs) > 1:
+        named = ", ".join(f"{m['run']} ({m['n']})" for m in runs[:5])
+        more = f" and {len(runs) - 5} more" if len(runs) > 5 else ""
+        out.insert(0, f"{len(runs)} runs have bootstrap intervals from fewer than "
+                      f"{runs[0]['limit']} documents, too narrow to trust (read them as rough): "
+                      f"{named}{more} (documents in brackets)")
+    return out
+
+
 def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: Any,
            title: str, notes: Sequence[str], baseline: str | None = None,
            baseline_on: str = "error") -> int:
@@ -488,9 +516,9 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
                                title=title, notes=notes, status=console.say,
                                progress=console.stages, baseline=baseline,
                                baseline_on=baseline_on, extra=args.extra)
-    for w in caught:  # every warning the library gave is shown, none dropped
-        if issubclass(w.category, UserWarning):
-            console.say(f"warning: {w.message}")
+    for line in _warning_lines([w for w in caught if issubclass(w.category, UserWarning)],
+                               SmallSampleWarning):
+        console.say(f"warning: {line}")
     _print_table(written.runs)
     if written.runs.attrs.get("differences"):
         from ..report._render import format_differences

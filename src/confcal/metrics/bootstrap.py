@@ -315,7 +315,8 @@ def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike
     Returns
     -------
     DataFrame
-        Columns ``metric, estimate, low, high, n_valid, widened``: the metric on the full
+        Columns ``metric, estimate, low, high, n_valid, widened`` (ECARB's row is named
+        with its budget, ``ecarb@0.3``, as in every table): the metric on the full
         data; the (1-level)/2 and (1+level)/2 percentiles of its bootstrap distribution;
         the number of resamples where it was defined (a resample can hold one class only;
         such resamples are left out of that metric's percentiles, never counted as 0 or 1);
@@ -387,7 +388,9 @@ def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike
             # is then widened to reach it -- never narrowed -- and the row says so.
             widened = not (low <= est <= high)
             low, high = min(low, est), max(high, est)
-        rows.append((m, est, low, high, int(valid.size), widened))
+        # ECARB's row names its budget, as every table does (ecarb@0.3)
+        name = f"ecarb@{budget:g}" if m == "ecarb" else m
+        rows.append((name, est, low, high, int(valid.size), widened))
     import pandas as pd
 
     return pd.DataFrame(rows, columns=["metric", "estimate", "low", "high", "n_valid",

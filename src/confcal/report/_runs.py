@@ -300,7 +300,7 @@ def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
                                   confidence_level=level, seed=seed).set_index("metric")
                 for m in metrics:
                     name = f"ecarb@{b:g}" if m == "ecarb" else m
-                    intervals[name] = (float(ci.at[m, "low"]), float(ci.at[m, "high"]))
+                    intervals[name] = (float(ci.at[name, "low"]), float(ci.at[name, "high"]))
         _relabelled(label, caught)
     intervals.update(sums.intervals(n_resamples, level, seed))
     ordered: dict[str, Any] = {}
