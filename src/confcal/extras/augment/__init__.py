@@ -45,10 +45,10 @@ px; ordered-dither order at most 4; letterpress dropouts of at most 400 clusters
 a geometric scale of 0.5 to 2, a shift of at most 0.05 of the page, no mirroring and no
 crop; subtle noise of at most 80.
 Every limit was set where the benchmark (``benchmarks/bench_degradation.py``) shows text
-still read by Tesseract, on every page design it draws. A range is checked at both ends; a value that is not a number
-(``"random"``) cannot be shown to be inside and is a violation. Two augmentations are
-refused whatever ``allow_unsafe`` says, because they download: ``Scribbles`` (fonts) and
-``BindingsAndFasteners(use_figshare_library=1)`` (images).
+still read by Tesseract, on every page design it draws. A range is checked at both ends; a
+value that is not a number (``"random"``) cannot be shown to be inside and is a violation.
+Two augmentations are refused whatever ``allow_unsafe`` says, because they download:
+``Scribbles`` (fonts) and ``BindingsAndFasteners(use_figshare_library=1)`` (images).
 
 **Reproducibility and threads.** :func:`degrade` runs Augraphy in a worker process of its
 own, spawned on first use and kept (the cost: the worker's start, about the time to import
