@@ -202,6 +202,43 @@ def test_the_benchmark_rewrites_the_measured_tier_block(tmp_path):
     assert namespace["MEASURED"] == tiers
 
 
+def test_page_designs_scale_and_name_their_font():
+    from confcal.extras.augment import FONTS, PAGE_DESIGNS, InvoiceLayout
+
+    small = InvoiceLayout.at_dpi(150, font="mono")
+    # 200 dpi -> 150 dpi: every size times 0.75, rounded (30 x 0.75 = 22.5 -> 22)
+    assert (small.width, small.height, small.font_size, small.line_height) == (1275, 1650,
+                                                                               22, 36)
+    assert small.columns == (75, 240, 398, 540, 1035) and small.font == "mono"
+    assert set(FONTS) == {"sans", "serif", "mono"}
+    assert {d.font for d in PAGE_DESIGNS.values()} == set(FONTS)
+    assert {d.ruled for d in PAGE_DESIGNS.values()} == {True, False}
+    assert {d.width for d in PAGE_DESIGNS.values()} == {1700, 1275}
+    with pytest.raises(ValidationError, match="font must be one of"):
+        InvoiceLayout(font="comic")
+    for dpi in (True, 10, float("nan")):
+        with pytest.raises(ValidationError, match="dpi must be a number in"):
+            InvoiceLayout.at_dpi(dpi)
+
+
+def test_a_ruled_table_draws_its_rules():
+    need_module("augraphy")  # the augment extra: pillow and matplotlib's fonts
+    from confcal.datasets._generate import make_invoice
+    from confcal.extras.augment import InvoiceLayout, render_invoice
+
+    invoice = make_invoice(9)  # 6 line items: 8 horizontal rules (header, rows, bottom)
+    plain = np.asarray(render_invoice(invoice)) < 128
+    ruled = np.asarray(render_invoice(invoice, layout=InvoiceLayout(ruled=True))) < 128
+    # a rule is a dark run across most of the table's width: none on the open table
+
+    def full_rows(dark):
+        return int((dark[:, 100:1600].mean(axis=1) > 0.9).sum())
+
+    assert full_rows(plain) == 0
+    assert full_rows(ruled) == 2 * (len(invoice["LineItems"]) + 2)  # 2 px each
+    assert ruled.sum() > plain.sum()
+
+
 def test_a_measured_tier_must_be_a_tier():
     with pytest.raises(ValidationError, match="measured_tier must be one of"):
         PipelineSpec("x", post=[("Jpeg", {})], measured_tier="severe")

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..._validation import is_real
 from ...exceptions import ValidationError
 from .._optional import require
 
@@ -62,7 +63,7 @@ class InvoiceLayout:
         A family of :data:`FONTS`: ``"sans"``, ``"serif"`` or ``"mono"``.
     ruled : bool
         Draw the table as a grid: a 2 px rule above the header, between rows and below
-        the last row, and one left of every column.
+        the last row, one left of every column and one at the right edge.
 
     Examples
     --------
@@ -94,7 +95,7 @@ class InvoiceLayout:
         and rounded to the pixel; ``changes`` override fields afterwards (``font``,
         ``ruled``, ``max_rows``).
         """
-        if not (isinstance(dpi, (int, float)) and 50 <= dpi <= 600):
+        if not (is_real(dpi) and 50 <= dpi <= 600):
             raise ValidationError(f"dpi must be a number in [50, 600]; found {dpi!r}")
         base, k = cls(), dpi / 200
 
