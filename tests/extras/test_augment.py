@@ -7,6 +7,7 @@ checks that do not need it always run. Pages are tiny (200 x 150) to keep this f
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -36,6 +37,13 @@ from confcal.extras.augment import (
     degrade_corpus,
     make_pipeline,
 )
+from confcal.extras.augment._registry import MEASURED
+from confcal.extras.augment._specs import MEASURED_TIERS
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results" / "degradation.json"
+BENCHMARK = ROOT / "benchmarks" / "bench_degradation.py"
+REGISTRY = ROOT / "src" / "confcal" / "extras" / "augment" / "_registry.py"
 
 
 @pytest.fixture
@@ -81,7 +89,9 @@ def test_registry_holds_8_archetype_and_12_custom_pipelines():
         # an empty phase has no severity, a filled one has some
         assert all((spec.severity[p] == "none") == (not spec[p]) for p in PHASES), name
         assert spec.effect and "\n" not in spec.effect
-        assert spec.tier in SEVERITIES[1:]
+        assert spec.intended_tier in SEVERITIES[1:]
+        # every registered pipeline was measured, and its tier is the measured one
+        assert spec.measured_tier in MEASURED_TIERS and spec.tier == spec.measured_tier
         assert all(n != "Scribbles" for n, _ in _steps(spec))  # it downloads fonts
 
 
@@ -105,13 +115,22 @@ def test_the_paper_s_pipelines_go_by_the_paper_s_names():
     # Custom15: moiré on colored paper, in the paper phase only, mild
     custom15 = PIPELINES["custom15"]
     assert [n for n, _ in custom15.paper] == ["ColorPaper", "Moire"]
-    assert custom15.ink == () and custom15.post == () and custom15.tier == "mild"
-    # Custom22: dithering in the ink phase, a dot-matrix post phase, high
+    assert custom15.ink == () and custom15.post == ()
+    assert custom15.intended_tier == custom15.tier == "mild"
+    # Custom12: dirty-drum streaks with roller marks, post phase only, moderate
+    custom12 = PIPELINES["custom12"]
+    assert custom12.ink == () and custom12.paper == ()
+    assert [n for n, _ in custom12.post] == ["DirtyDrum", "DirtyRollers"]
+    assert custom12.post[0][1]["direction"] == 2  # vertical and horizontal bands
+    assert custom12.intended_tier == custom12.tier == "moderate"
+    # Custom22: dithering in the ink phase, a dot-matrix post phase, high by intent; the
+    # dot matrix that keeps 150 dpi pages above the floor measures moderate pooled
     custom22 = PIPELINES["custom22"]
     assert [n for n, _ in custom22.ink] == ["Dithering"] and custom22.paper == ()
-    assert [n for n, _ in custom22.post] == ["DotMatrix"] and custom22.tier == "high"
+    assert [n for n, _ in custom22.post] == ["DotMatrix"]
+    assert custom22.intended_tier == "high" and custom22.tier == "moderate"
     # names other than the registry's are unknown, whatever they once were
-    for other in ("moire_colored_paper", "dithering_dot_matrix"):
+    for other in ("moire_colored_paper", "dithering_dot_matrix", "dirty_drum_rollers"):
         with pytest.raises(ValidationError, match=f"must be one of the 20 names in PIPELINES "
                                                   f"or a spec; found {other!r}"):
             degrade(_page(), other, seed=0)
@@ -129,6 +148,102 @@ def test_the_paper_s_pipelines_go_by_the_paper_s_names():
 def test_malformed_specs_are_named(spec, message):
     with pytest.raises(ValidationError, match=message):
         make_pipeline(spec)
+
+
+def test_the_registry_s_measured_tiers_are_the_benchmark_s():
+    # benchmarks/bench_degradation.py writes its full run to this file, and
+    # --write-tiers rewrites the registry's block from the same run
+    results = json.loads(RESULTS.read_text())
+    assert {name: r["tier"] for name, r in results["pipelines"].items()} == dict(MEASURED)
+    assert list(results["pipelines"]) == list(PIPELINES)
+    assert {name: r["intended_tier"] for name, r in results["pipelines"].items()} == {
+        name: spec.intended_tier for name, spec in PIPELINES.items()}
+    # the run covered several designs, three seeds each, and held the floor everywhere
+    assert len(results["pages"]) >= 4 and len(results["seeds"]) >= 3
+    for name, r in results["pipelines"].items():
+        assert set(r["designs"]) == set(results["pages"]), name
+        for design in r["designs"].values():
+            assert design["min_acc"] >= results["floor"], name
+            # a visible change: of the page, or of the part a local effect confines to
+            kind = results["local"].get(name, ["page"])[0]
+            if kind == "ink":
+                assert design["ink_mad"] >= results["min_ink_mad"], name
+            else:
+                assert design["mad" if kind == "page" else "edge_mad"] >= results["min_mad"]
+            assert len(design["pages"]) == len(results["seeds"]) * len(
+                {p["invoice"] for p in design["pages"]})
+    # the tier is the drop read by the paper's rule
+    for r in results["pipelines"].values():
+        drop = round(r["drop"], 12)
+        assert r["tier"] == ("mild" if drop < 0.05 else "moderate" if drop <= 0.10 else "high")
+    counts = {t: sum(v == t for v in MEASURED.values()) for t in MEASURED_TIERS}
+    assert min(counts.values()) >= 3, counts
+
+
+def test_the_benchmark_rewrites_the_measured_tier_block(tmp_path):
+    spec = importlib.util.spec_from_file_location("bench_degradation", BENCHMARK)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def parts(text):
+        head, rest = text.split("# --- measured tiers: begin\n")
+        block, tail = rest.split("# --- measured tiers: end\n")
+        return head, block, tail
+
+    registry = tmp_path / "_registry.py"
+    registry.write_text(REGISTRY.read_text())
+    tiers = {name: ("mild", "moderate", "high")[i % 3] for i, name in enumerate(PIPELINES)}
+    bench.write_tiers(tiers, registry)
+    head, block, tail = parts(registry.read_text())
+    old_head, _, old_tail = parts(REGISTRY.read_text())
+    assert (head, tail) == (old_head, old_tail)  # nothing outside the block moves
+    namespace: dict = {}
+    exec(block, {"Mapping": dict, "MappingProxyType": dict}, namespace)
+    assert namespace["MEASURED"] == tiers
+
+
+def test_page_designs_scale_and_name_their_font():
+    from confcal.extras.augment import FONTS, PAGE_DESIGNS, InvoiceLayout
+
+    small = InvoiceLayout.at_dpi(150, font="mono")
+    # 200 dpi -> 150 dpi: every size times 0.75, rounded (30 x 0.75 = 22.5 -> 22)
+    assert (small.width, small.height, small.font_size, small.line_height) == (1275, 1650,
+                                                                               22, 36)
+    assert small.columns == (75, 240, 398, 540, 1035) and small.font == "mono"
+    assert set(FONTS) == {"sans", "serif", "mono"}
+    assert {d.font for d in PAGE_DESIGNS.values()} == set(FONTS)
+    assert {d.ruled for d in PAGE_DESIGNS.values()} == {True, False}
+    assert {d.width for d in PAGE_DESIGNS.values()} == {1700, 1275}
+    with pytest.raises(ValidationError, match="font must be one of"):
+        InvoiceLayout(font="comic")
+    for dpi in (True, 10, float("nan")):
+        with pytest.raises(ValidationError, match="dpi must be a number in"):
+            InvoiceLayout.at_dpi(dpi)
+
+
+def test_a_ruled_table_draws_its_rules():
+    need_module("augraphy")  # the augment extra: pillow and matplotlib's fonts
+    from confcal.datasets._generate import make_invoice
+    from confcal.extras.augment import InvoiceLayout, render_invoice
+
+    invoice = make_invoice(9)  # 6 line items: 8 horizontal rules (header, rows, bottom)
+    plain = np.asarray(render_invoice(invoice)) < 128
+    ruled = np.asarray(render_invoice(invoice, layout=InvoiceLayout(ruled=True))) < 128
+    # a rule is a dark run across most of the table's width: none on the open table
+
+    def full_rows(dark):
+        return int((dark[:, 100:1600].mean(axis=1) > 0.9).sum())
+
+    assert full_rows(plain) == 0
+    assert full_rows(ruled) == 2 * (len(invoice["LineItems"]) + 2)  # 2 px each
+    assert ruled.sum() > plain.sum()
+
+
+def test_a_measured_tier_must_be_a_tier():
+    with pytest.raises(ValidationError, match="measured_tier must be one of"):
+        PipelineSpec("x", post=[("Jpeg", {})], measured_tier="severe")
+    spec = PipelineSpec("x", post=[("Jpeg", {})], severity={"post": "high"})
+    assert spec.measured_tier is None and spec.tier == spec.intended_tier == "high"
 
 
 def test_severity_must_be_a_known_word():
@@ -481,7 +596,7 @@ def test_the_seed_decides_the_pixels_seed_0_included(augraphy):
 def test_the_same_seed_gives_the_same_bytes_in_another_process(augraphy, tmp_path):
     # moiré and dirty rollers draw inside numba; OneOf at construction; the hash seed of
     # the child differs from ours
-    names = ["custom15", "dirty_drum_rollers", "archetype3"]
+    names = ["custom15", "custom12", "archetype3"]
     np.save(tmp_path / "page.npy", _page())
     code = textwrap.dedent(f"""
         import hashlib, json, numpy as np
@@ -508,7 +623,7 @@ def test_degrade_leaves_the_global_random_state_and_no_temporary_files(augraphy)
     np.random.seed(456)
     py_state, np_state = random.getstate(), np.random.get_state()
     before = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("confcal-augment-")}
-    degrade(_page(), "dirty_drum_rollers", seed=1)
+    degrade(_page(), "custom12", seed=1)
     assert random.getstate() == py_state
     assert np.array_equal(np.random.get_state()[1], np_state[1])
     after = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("confcal-augment-")}
@@ -539,11 +654,13 @@ def test_degrade_corpus_writes_variants_with_metadata_and_resumes(augraphy, tmp_
     table = degrade_corpus(pages, ["stains", "skew_jpeg"], seed=4, out_dir=out,
                            progress=False)
     assert list(table["pipeline"]) == ["original", "stains", "skew_jpeg"] * 2
-    assert list(table["tier"]) == ["original", "moderate", "moderate"] * 2
+    tiers = [PIPELINES["stains"].tier, PIPELINES["skew_jpeg"].tier]  # the measured ones
+    assert list(table["tier"]) == ["original", *tiers] * 2
     assert not table["reused"].any()
     meta = json.loads((out / "stains" / "inv-1.json").read_text())
     assert meta["doc_id"] == "inv-1" and meta["pipeline"] == "stains"
-    assert meta["tier"] == "moderate" and meta["source"] == str(source / "inv-1.png")
+    assert meta["tier"] == PIPELINES["stains"].measured_tier
+    assert meta["intended_tier"] == "moderate" and meta["source"] == str(source / "inv-1.png")
     assert meta["spec"]["paper"][0][0] == "Stains" and (meta["width"], meta["height"]) == (200, 150)
     # the variant is degrade() with the recorded seed
     written = cv2.imread(str(out / "stains" / "inv-1.png"), cv2.IMREAD_UNCHANGED)

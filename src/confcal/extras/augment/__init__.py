@@ -6,17 +6,20 @@ those pipelines and runs them reproducibly:
 
 * :data:`PIPELINES`: 20 named :class:`PipelineSpec` objects, 8 built on Augraphy's
   ``pipeline_archetype*`` functions with their parameters pulled inside the envelope and
-  12 custom ones, two under the paper's names (``custom15``: moiré on colored paper;
-  ``custom22``: ink-phase dithering with a dot-matrix post phase). Each has ink, paper and
-  post phases, a severity per phase and a one-line real-world effect.
+  12 custom ones, three under the paper's names (``custom12``: dirty-drum streaks with
+  roller marks; ``custom15``: moiré on colored paper; ``custom22``: ink-phase dithering
+  with a dot-matrix post phase). Each has ink, paper and post phases, a severity per phase
+  (its intended tier is the highest), the tier its OCR accuracy drop measured in the
+  degradation benchmark, and a one-line real-world effect.
 * :func:`make_pipeline` builds an ``augraphy.AugraphyPipeline`` from a spec after checking
   it against the OCR-safe envelope (:data:`ENVELOPE`).
 * :func:`degrade` degrades one page: the same seed gives the same pixels, in any process;
   an empty pipeline gives the page back bit for bit.
 * :func:`degrade_corpus` degrades many pages with many pipelines and writes each variant
   with its metadata next to it.
-* :func:`render_invoice` draws a demo invoice as a page to degrade (DejaVu Sans, shipped
-  with matplotlib).
+* :func:`render_invoice` draws a demo invoice as a page to degrade, in one of the
+  :data:`PAGE_DESIGNS` (DejaVu Sans, Serif or Sans Mono, shipped with matplotlib; open or
+  ruled tables; 200 or 150 dpi) or any :class:`InvoiceLayout`.
 
 A spec is a mapping ``{"ink": [...], "paper": [...], "post": [...]}`` whose phases list
 ``(augmentation_name, params)`` pairs: an Augraphy class name and its keyword parameters.
@@ -42,10 +45,10 @@ px; ordered-dither order at most 4; letterpress dropouts of at most 400 clusters
 a geometric scale of 0.5 to 2, a shift of at most 0.05 of the page, no mirroring and no
 crop; subtle noise of at most 80.
 Every limit was set where the benchmark (``benchmarks/bench_degradation.py``) shows text
-still read by Tesseract. A range is checked at both ends; a value that is not a number
-(``"random"``) cannot be shown to be inside and is a violation. Two augmentations are
-refused whatever ``allow_unsafe`` says, because they download: ``Scribbles`` (fonts) and
-``BindingsAndFasteners(use_figshare_library=1)`` (images).
+still read by Tesseract, on every page design it draws. A range is checked at both ends; a
+value that is not a number (``"random"``) cannot be shown to be inside and is a violation.
+Two augmentations are refused whatever ``allow_unsafe`` says, because they download:
+``Scribbles`` (fonts) and ``BindingsAndFasteners(use_figshare_library=1)`` (images).
 
 **Reproducibility and threads.** :func:`degrade` runs Augraphy in a worker process of its
 own, spawned on first use and kept (the cost: the worker's start, about the time to import
@@ -67,13 +70,15 @@ from ._corpus import degrade_corpus
 from ._degrade import BASE_BLEND, degrade, make_pipeline
 from ._envelope import ENVELOPE, ENVELOPE_RULES, LIMITS, EnvelopeError, OCRSafeEnvelope
 from ._registry import PIPELINES
-from ._render import InvoiceLayout, invoice_lines, render_invoice
+from ._render import FONTS, PAGE_DESIGNS, InvoiceLayout, invoice_lines, render_invoice
 from ._specs import PHASES, SEVERITIES, PipelineSpec
 
 __all__ = [
     "BASE_BLEND",
     "ENVELOPE",
+    "FONTS",
     "LIMITS",
+    "PAGE_DESIGNS",
     "PHASES",
     "PIPELINES",
     "ENVELOPE_RULES",

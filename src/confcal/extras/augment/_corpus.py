@@ -33,7 +33,10 @@ def _variant_seed(seed: int, doc_id: str, pipeline: str) -> int:
 
 
 def _spec_digest(spec: PipelineSpec) -> str:
-    text = json.dumps(spec.to_dict(), sort_keys=True, default=repr)
+    # what the pipeline does, not what was measured of it: a new measurement keeps the
+    # variants degraded before it
+    described = {k: v for k, v in spec.to_dict().items() if k != "measured_tier"}
+    text = json.dumps(described, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -86,7 +89,8 @@ def _corpus_pipelines(pipelines: Any, baseline: str | None) -> list[PipelineSpec
             if s.name != name:
                 s = PipelineSpec(check_name(name, "pipeline name"), ink=s.ink,
                                  paper=s.paper, post=s.post, severity=s.severity,
-                                 effect=s.effect, based_on=s.based_on)
+                                 effect=s.effect, based_on=s.based_on,
+                                 measured_tier=s.measured_tier)
             specs.append(s)
     elif isinstance(pipelines, (str, bytes)) or not isinstance(pipelines, Iterable):
         raise ValidationError("pipelines must be a list of names in PIPELINES / "
@@ -138,16 +142,17 @@ def degrade_corpus(images: Any, pipelines: Any, *, seed: int, out_dir: str | os.
     -------
     pandas.DataFrame
         One row per variant: ``doc_id, pipeline, tier, path, metadata_path, variant_seed,
-        reused``. ``tier`` is the pipeline's nominal severity (:attr:`PipelineSpec.tier`);
-        the measured tier comes from the accuracy drop
-        (:func:`~confcal.report.degradation.degradation_tiers`).
+        reused``. ``tier`` is :attr:`PipelineSpec.tier`: the tier measured by the
+        degradation benchmark for a registered pipeline (its intended tier for a spec
+        without a measurement); the drop on these very pages comes from
+        :func:`~confcal.report.degradation.degradation_tiers`.
 
     Notes
     -----
     The metadata JSON holds ``doc_id, source (the input path or null), source_sha256,
-    pipeline, tier, severity, effect, based_on, seed, variant_seed, spec, spec_sha256,
-    image, width, height, channels, augraphy_version``. Every pipeline is checked before
-    the first page is degraded. A run that is interrupted resumes: a variant whose
+    pipeline, tier, intended_tier, severity, effect, based_on, seed, variant_seed, spec,
+    spec_sha256, image, width, height, channels, augraphy_version``. Every pipeline is
+    checked before the first page is degraded. A run that is interrupted resumes: a variant whose
     metadata already records the same source, spec and seeds is kept (``reused``); one
     that records anything else is an error, never silently overwritten.
 
@@ -200,6 +205,7 @@ def degrade_corpus(images: Any, pipelines: Any, *, seed: int, out_dir: str | os.
                 "doc_id": doc_id, "source": source, "source_sha256": source_digest,
                 "pipeline": name,
                 "tier": "original" if spec is None else spec.tier,
+                "intended_tier": "original" if spec is None else spec.intended_tier,
                 "severity": None if spec is None else dict(spec.severity),
                 "effect": "the undegraded page" if spec is None else spec.effect,
                 "based_on": None if spec is None else spec.based_on,

@@ -13,14 +13,17 @@ import numpy as np
 from ...exceptions import ValidationError
 from .._optional import require
 
-__all__ = ["EXTRA", "NESTING", "PHASES", "SEVERITIES", "PipelineSpec", "Step", "check_name",
-           "require_augment"]
+__all__ = ["EXTRA", "MEASURED_TIERS", "NESTING", "PHASES", "SEVERITIES", "PipelineSpec", "Step",
+           "check_name", "require_augment"]
 
 PHASES: tuple[str, ...] = ("ink", "paper", "post")
 """The phases of a pipeline, in the order Augraphy runs them."""
 
 SEVERITIES: tuple[str, ...] = ("none", "mild", "moderate", "high")
-"""Phase severities, from least to most; a pipeline's tier is its highest phase severity."""
+"""Phase severities, from least to most; a pipeline's intended tier is its highest."""
+
+MEASURED_TIERS: tuple[str, ...] = ("mild", "moderate", "high")
+"""Tiers by measured accuracy drop: mild < 0.05, moderate 0.05 to 0.10, high > 0.10."""
 
 EXTRA = "augment"
 NESTING = frozenset({"OneOf", "AugmentationSequence"})
@@ -97,6 +100,10 @@ class PipelineSpec(Mapping[str, tuple[Step, ...]]):
         The real-world effect the pipeline imitates, in one line.
     based_on : str, optional
         The Augraphy function the pipeline was derived from.
+    measured_tier : str, optional
+        The tier its measured OCR accuracy drop falls in (one of ``"mild"`` (< 0.05),
+        ``"moderate"`` (0.05 to 0.10), ``"high"`` (> 0.10)); ``None`` when not measured.
+        The registry's come from ``benchmarks/bench_degradation.py``.
 
     Examples
     --------
@@ -107,6 +114,8 @@ class PipelineSpec(Mapping[str, tuple[Step, ...]]):
     >>> from confcal.extras.augment import PIPELINES
     >>> PIPELINES["stains"].effect
     'coffee and water stains on the paper'
+    >>> PIPELINES["custom12"].intended_tier, PIPELINES["custom12"].tier
+    ('moderate', 'moderate')
     """
 
     name: str
@@ -117,6 +126,7 @@ class PipelineSpec(Mapping[str, tuple[Step, ...]]):
     severity: Mapping[str, str] = field(default_factory=dict)
     effect: str = ""
     based_on: str | None = None
+    measured_tier: str | None = None
 
     def __post_init__(self) -> None:
         check_name(self.name, "name")
@@ -141,6 +151,9 @@ class PipelineSpec(Mapping[str, tuple[Step, ...]]):
         object.__setattr__(self, "severity", MappingProxyType(severity))
         if not isinstance(self.effect, str):
             raise ValidationError(f"effect must be a string; found {self.effect!r}")
+        if self.measured_tier is not None and self.measured_tier not in MEASURED_TIERS:
+            raise ValidationError(f"measured_tier must be one of {list(MEASURED_TIERS)} or "
+                                  f"None; found {self.measured_tier!r}")
 
     def __getitem__(self, phase: str) -> tuple[Step, ...]:
         if phase not in PHASES:
@@ -156,16 +169,21 @@ class PipelineSpec(Mapping[str, tuple[Step, ...]]):
     __hash__ = None  # type: ignore[assignment]  # params are mutable mappings' views
 
     @property
-    def tier(self) -> str:
-        """The highest phase severity (``"none"`` for an empty pipeline)."""
+    def intended_tier(self) -> str:
+        """The highest phase severity (``"none"`` for an empty pipeline): the design intent."""
         return max(self.severity.values(), key=SEVERITIES.index)
+
+    @property
+    def tier(self) -> str:
+        """The measured tier when there is one, else :attr:`intended_tier`."""
+        return self.measured_tier if self.measured_tier is not None else self.intended_tier
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-compatible dict (steps as ``[name, params]`` lists)."""
         return {"name": self.name, "ink": _steps_json(self.ink),
                 "paper": _steps_json(self.paper), "post": _steps_json(self.post),
                 "severity": dict(self.severity), "effect": self.effect,
-                "based_on": self.based_on}
+                "based_on": self.based_on, "measured_tier": self.measured_tier}
 
 
 def _steps_json(steps: Sequence[Step]) -> list[Any]:
