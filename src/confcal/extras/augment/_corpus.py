@@ -201,22 +201,8 @@ def degrade_corpus(images: Any, pipelines: Any, *, seed: int, out_dir: str | os.
             variant_seed = _variant_seed(seed, doc_id, name)
             folder = out / name
             image_path, meta_path = folder / f"{doc_id}.png", folder / f"{doc_id}.json"
-            meta = {
-                "doc_id": doc_id, "source": source, "source_sha256": source_digest,
-                "pipeline": name,
-                "tier": "original" if spec is None else spec.tier,
-                "intended_tier": "original" if spec is None else spec.intended_tier,
-                "severity": None if spec is None else dict(spec.severity),
-                "effect": "the undegraded page" if spec is None else spec.effect,
-                "based_on": None if spec is None else spec.based_on,
-                "seed": seed, "variant_seed": variant_seed,
-                "spec": None if spec is None else spec.to_dict(),
-                "spec_sha256": None if spec is None else _spec_digest(spec),
-                "image": image_path.name, "width": int(array.shape[1]),
-                "height": int(array.shape[0]),
-                "channels": 1 if array.ndim == 2 else int(array.shape[2]),
-                "augraphy_version": augraphy_version,
-            }
+            meta = _page_meta(doc_id, source, source_digest, name, spec, seed, variant_seed,
+                              image_path, array, augraphy_version)
             reused = _reusable(meta_path, image_path, meta)
             if not reused:
                 output = array if spec is None else degrade_array(array, spec, variant_seed,
@@ -233,6 +219,31 @@ def degrade_corpus(images: Any, pipelines: Any, *, seed: int, out_dir: str | os.
         bar.close()
     return pd.DataFrame(rows, columns=["doc_id", "pipeline", "tier", "path", "metadata_path",
                                        "variant_seed", "reused"])
+
+
+def _page_meta(doc_id: str, source: str, source_digest: str, name: str, spec: Any,
+               seed: int, variant_seed: int, image_path: Path, array: np.ndarray,
+               augraphy_version: str | None) -> dict[str, Any]:
+    """The metadata written beside one degraded page (``spec`` None: the baseline page)."""
+    described = {} if spec is None else {
+        "tier": spec.tier, "intended_tier": spec.intended_tier,
+        "severity": dict(spec.severity), "effect": spec.effect, "based_on": spec.based_on,
+        "spec": spec.to_dict(), "spec_sha256": _spec_digest(spec)}
+    return {
+        "doc_id": doc_id, "source": source, "source_sha256": source_digest,
+        "pipeline": name,
+        "tier": described.get("tier", "original"),
+        "intended_tier": described.get("intended_tier", "original"),
+        "severity": described.get("severity"),
+        "effect": described.get("effect", "the undegraded page"),
+        "based_on": described.get("based_on"),
+        "seed": seed, "variant_seed": variant_seed,
+        "spec": described.get("spec"), "spec_sha256": described.get("spec_sha256"),
+        "image": image_path.name, "width": int(array.shape[1]),
+        "height": int(array.shape[0]),
+        "channels": 1 if array.ndim == 2 else int(array.shape[2]),
+        "augraphy_version": augraphy_version,
+    }
 
 
 def _version(package: str) -> str | None:
