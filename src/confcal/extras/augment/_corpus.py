@@ -221,7 +221,7 @@ def degrade_corpus(images: Any, pipelines: Any, *, seed: int, out_dir: str | os.
                                        "variant_seed", "reused"])
 
 
-def _page_meta(doc_id: str, source: str, source_digest: str, name: str, spec: Any,
+def _page_meta(doc_id: str, source: str | None, source_digest: str, name: str, spec: Any,
                seed: int, variant_seed: int, image_path: Path, array: np.ndarray,
                augraphy_version: str | None) -> dict[str, Any]:
     """The metadata written beside one degraded page (``spec`` None: the baseline page)."""
