@@ -290,20 +290,22 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
                           textcoords="offset points", ha="center", va="bottom", fontsize=8,
                           color="0.2", gid="confcal-count")
               for x, top, count in zip(x_text, tops, shown["count"], strict=True)]
+    xlabel = "confidence"
     if len(hidden):
         noun = "bin" if len(hidden) == 1 else "bins"
-        # top left, under the legend: empty unless a model is underconfident
-        ax.text(0.02, (0.74 if test is None else 0.67) if legend else 0.97,
-                f"{len(hidden)} {noun} with < {min_count} predictions hidden\n"
-                f"({int(hidden['count'].sum()):,} predictions)", transform=ax.transAxes,
-                ha="left", va="top", fontsize=8, color="0.35")
+        # under the axis, where no bar or count label can be: inside the axes it overprinted
+        # the first bar's count on pages whose low bins are tall
+        xlabel += (f"\n{len(hidden)} {noun} with < {min_count} predictions hidden "
+                   f"({int(hidden['count'].sum()):,} predictions)")
     n = int(bins["count"].sum())
     kind = "uniform" if binning == "uniform" else "equal-mass"
     heading = f"{_plain(title or 'Reliability')}\nn={n:,}, ECE={score:.3f} ({n_bins} {kind} bins)"
     if test is not None:
         heading += f"\n{consistency_note(test)}"
     ax.set_title(heading, fontsize=9)
-    ax.set(xlabel="confidence", ylabel="accuracy")
+    ax.set(xlabel=xlabel, ylabel="accuracy")
+    if len(hidden):
+        ax.xaxis.label.set_color("0.35")
     if legend:
         ax.legend(loc="upper left", fontsize=8, frameon=False)
     _keep_inside(ax, counts)
