@@ -117,8 +117,8 @@ def _check_cells(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
     Values finite, in [0, 1], +0.0 not -0.0 (pack_keys drops the sign), strictly ascending,
     on the grid when snapped (``resolution`` already checked); counts >= 0, at least one
     row per cell, adding up to ``n_rows`` (None: not compared) without int64 overflow;
-    weights finite, >= 0, exactly 0 on the side of a cell with no rows, with a positive
-    total (sample_weight must have one).
+    weights finite, >= 0, exactly 0 on the side of a cell with no rows (a total of zero is
+    a sketch of rows without weight).
     """
     cells = values.shape[0]
     arrays: dict[str, np.ndarray | None] = {"n_correct": n_pos, "n_incorrect": n_neg}
@@ -180,7 +180,7 @@ def _check_cell_counts(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
 
 def _check_cell_weights(w_pos: np.ndarray, w_neg: np.ndarray, n_pos: np.ndarray,
                         n_neg: np.ndarray, where: str) -> None:
-    """Weights finite, >= 0, exactly 0 on the side of a cell with no rows, positive total."""
+    """Weights finite, >= 0, exactly 0 on the side of a cell with no rows."""
     for name, w, n in (("w_correct", w_pos, n_pos), ("w_incorrect", w_neg, n_neg)):
         bad = ~(np.isfinite(w) & (w >= 0.0))
         if bad.any():
@@ -192,10 +192,18 @@ def _check_cell_weights(w_pos: np.ndarray, w_neg: np.ndarray, n_pos: np.ndarray,
             i = _first(ghost)
             raise ValidationError(f"{where}: {name} must be 0 where n_{name[2:]} is 0; found "
                                   f"{float(w[i])!r} at index {i}")
-    cells = w_pos.shape[0]
-    if cells and not float(w_pos.sum()) + float(w_neg.sum()) > 0.0:
-        raise ValidationError(f"{where}: the weights must have a positive total; found all "
-                              f"{2 * cells} zero")
+
+
+def _is_empty_chunk(correct: Any, confidence: Any, sample_weight: Any) -> bool:
+    """True when every array given is 1-D and empty (and their lengths thus agree)."""
+    arrays = [correct, confidence] + ([] if sample_weight is None else [sample_weight])
+    for a in arrays:
+        if a is None or isinstance(a, (str, bytes)):
+            return False
+        shape = np.shape(a)
+        if shape != (0,):
+            return False
+    return True
 
 
 def _unsupported_version(version: int) -> ValidationError:
@@ -331,9 +339,24 @@ class CalibrationSketch:
     def from_arrays(cls, correct: ArrayLike, confidence: ArrayLike, *,
                     sample_weight: ArrayLike | None = None,
                     resolution: float | None = None) -> CalibrationSketch:
-        """Summarise arrays; the same validation (and errors) as the array metrics."""
-        y, c, w = check_calibration_data(correct, confidence, sample_weight)
+        """Summarise arrays; the same validation (and errors) as the array metrics.
+
+        Two inputs the array metrics refuse are valid chunks here, so that per-partition
+        and streaming code needs no special case: empty arrays give the empty sketch
+        (:meth:`empty`, weighted when ``sample_weight`` is given), and weights that are
+        all zero give a sketch whose rows carry no weight (they add to ``n``, as rows of
+        zero weight do in :func:`confcal.calibration_report`, and to no metric).
+
+        See Also
+        --------
+        update : this sketch merged with the sketch of more arrays.
+        merge_all : merges many sketches.
+        """
         m = _check_resolution(resolution)
+        if _is_empty_chunk(correct, confidence, sample_weight):
+            return cls.empty(resolution=resolution, weighted=sample_weight is not None)
+        y, c, w = check_calibration_data(correct, confidence, sample_weight,
+                                         positive_total=False)
         if m is not None:
             c = _snap(c, m)
         if w is None:
@@ -375,34 +398,106 @@ class CalibrationSketch:
             correct, confidence, sample_weight=sample_weight, resolution=self.resolution))
 
     def merge(self, other: CalibrationSketch) -> CalibrationSketch:
-        """The sketch of both inputs. Associative and commutative (exact for counts)."""
+        """The sketch of both inputs. Associative and commutative (exact for counts).
+
+        See Also
+        --------
+        merge_all : many sketches at once, in O(N log k).
+        """
         if not isinstance(other, CalibrationSketch):
             raise ValidationError(
                 f"other must be a CalibrationSketch; found {type(other).__name__}")
-        if self.resolution != other.resolution:
-            raise ValidationError(
-                f"sketches must share a resolution to merge; found {self.resolution!r} "
-                f"and {other.resolution!r}")
-        if self.weighted != other.weighted and len(self.values) and len(other.values):
-            raise ValidationError(
-                "sketches must both be weighted or both unweighted to merge; "
-                f"found weighted={self.weighted} and weighted={other.weighted}")
-        weighted = self.weighted or other.weighted
-        values = np.concatenate([self.values, other.values])
-        merged, inverse = np.unique(values, return_inverse=True)
+        return CalibrationSketch.merge_all([self, other])
 
-        def add(a: np.ndarray, b: np.ndarray, dtype: type) -> np.ndarray:
-            out: np.ndarray = np.zeros(merged.shape[0], dtype=dtype)
-            np.add.at(out, inverse, np.concatenate([a, b]).astype(dtype))
+    @classmethod
+    def merge_all(cls, sketches: Sequence[CalibrationSketch] | Any) -> CalibrationSketch:
+        """The sketch of every input, merged at once (a k-way merge).
+
+        Each sketch's values are sorted, so the concatenated values are k sorted runs;
+        a stable merge sort of them (numpy's timsort gallops through runs) costs
+        O(N log k) for N cells in all, and the counts and weights of equal values are
+        added in input order. The result equals folding :meth:`merge` over the inputs
+        in that order, bit for bit; counts (and whole-number weights) are exact, so any
+        order of inputs gives the same sketch. Empty sketches are the identity.
+
+        Parameters
+        ----------
+        sketches : iterable of CalibrationSketch
+            At least one; all of one resolution, and all weighted or all unweighted
+            (empty sketches excepted).
+
+        Returns
+        -------
+        CalibrationSketch
+
+        See Also
+        --------
+        merge : two sketches.
+        from_arrays : a sketch of arrays.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> conf = np.array([0.2, 0.9, 0.2, 0.5, 0.9, 0.2])
+        >>> correct = np.array([0, 1, 1, 0, 1, 0], dtype=bool)
+        >>> parts = [CalibrationSketch.from_arrays(correct[i:i + 2], conf[i:i + 2])
+        ...          for i in range(0, 6, 2)]
+        >>> merged = CalibrationSketch.merge_all(parts)
+        >>> merged.values.tolist(), merged.n_correct.tolist(), merged.n_incorrect.tolist()
+        ([0.2, 0.5, 0.9], [1, 0, 2], [2, 1, 0])
+        >>> merged == CalibrationSketch.from_arrays(correct, conf)
+        True
+        """
+        parts = list(sketches) if not isinstance(sketches, CalibrationSketch) else [sketches]
+        if not parts:
+            raise ValidationError("sketches must hold at least one CalibrationSketch; found 0")
+        for i, s in enumerate(parts):
+            if not isinstance(s, CalibrationSketch):
+                raise ValidationError(f"sketches must be CalibrationSketch objects; found "
+                                      f"{type(s).__name__} at index {i}")
+        first = parts[0]
+        for i, s in enumerate(parts[1:], 1):
+            if s.resolution != first.resolution:
+                raise ValidationError(
+                    f"sketches must share a resolution to merge; found {first.resolution!r} "
+                    f"and {s.resolution!r} at index {i}")
+        filled = [s for s in parts if len(s.values)]
+        kinds = {s.weighted for s in filled}
+        if len(kinds) > 1:
+            i = next(j for j, s in enumerate(parts) if len(s.values) and s.weighted
+                     != filled[0].weighted)
+            raise ValidationError(
+                "sketches must all be weighted or all unweighted to merge; found "
+                f"weighted={filled[0].weighted} and weighted={parts[i].weighted} at index {i}")
+        weighted = any(s.weighted for s in parts)
+        if len(filled) <= 1:
+            only = filled[0] if filled else first
+            if only.weighted == weighted:
+                return only
+            return cls.empty(resolution=first.resolution, weighted=weighted)
+        return cls._merge_cells(filled, weighted, first.resolution)
+
+    @classmethod
+    def _merge_cells(cls, parts: list[CalibrationSketch], weighted: bool,
+                     resolution: float | None) -> CalibrationSketch:
+        """The k-way merge itself: sorted runs of values in, one sorted sketch out."""
+        # Non-negative float64 values order like their int64 bit patterns; a stable sort
+        # of k sorted runs is a timsort merge of the runs, and equal values keep input order.
+        bits = np.concatenate([s.values for s in parts]).view(np.int64)
+        order = np.argsort(bits, kind="stable")
+        bits = bits[order]
+        starts = np.flatnonzero(np.r_[True, bits[1:] != bits[:-1]])
+
+        def add(columns: list[np.ndarray]) -> np.ndarray:
+            out: np.ndarray = np.add.reduceat(np.concatenate(columns)[order], starts)
             return out
 
         w_pos = w_neg = None
         if weighted:
-            w_pos = add(self._w(True), other._w(True), np.float64)
-            w_neg = add(self._w(False), other._w(False), np.float64)
-        return CalibrationSketch(merged, add(self.n_correct, other.n_correct, np.int64),
-                                 add(self.n_incorrect, other.n_incorrect, np.int64),
-                                 w_pos, w_neg, self.resolution)
+            w_pos = add([s._w(True) for s in parts])
+            w_neg = add([s._w(False) for s in parts])
+        return cls(bits[starts].view(np.float64), add([s.n_correct for s in parts]),
+                   add([s.n_incorrect for s in parts]), w_pos, w_neg, resolution)
 
     def _w(self, correct: bool) -> np.ndarray:
         w = self.w_correct if correct else self.w_incorrect
@@ -467,6 +562,8 @@ class CalibrationSketch:
         n_bins = check_n_bins(n_bins)
         binning = check_option(binning, "binning", BINNINGS)
         ties = check_option(ties, "ties", SKETCH_TIES)
+        if self.weighted and not float(self._w(True).sum() + self._w(False).sum()) > 0.0:
+            return self._weightless_report(budgets, n_bins, binning, ties)
         r, rows = self._ranking()
         bins = ranking_bins(r, n_bins, binning)
         # ranking_bins counts cells; a bin's count is the rows of its cells
@@ -484,6 +581,22 @@ class CalibrationSketch:
             auroc=ranked_auroc(r), ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
             brier=brier, ecarb=ecarbs, ecarb_ceiling=ceilings,
             bins=bins_frame(bins, 0, weighted=self.weighted),
+            n_bins=n_bins, binning=binning, ties=ties)
+
+    def _weightless_report(self, budgets: tuple[float, ...], n_bins: int, binning: str,
+                           ties: str) -> CalibrationReport:
+        """Rows that all weigh zero: every metric is undefined (a warning and NaN)."""
+        from types import MappingProxyType
+
+        undefined_metric("calibration_report", f"the {self.n} predictions all carry zero "
+                         "weight (total weight 0)")
+        nan = {b: math.nan for b in budgets}
+        empty = Ranking(np.zeros(0, dtype=np.int64), Weights(np.zeros(0), np.zeros(0)))
+        bins = ranking_bins(empty, n_bins, binning)
+        return CalibrationReport(
+            n=self.n, n_errors=self.n_errors, accuracy=math.nan, auroc=math.nan,
+            ece=math.nan, mce=math.nan, brier=math.nan, ecarb=MappingProxyType(nan),
+            ecarb_ceiling=MappingProxyType(dict(nan)), bins=bins_frame(bins, 0, weighted=True),
             n_bins=n_bins, binning=binning, ties=ties)
 
     def _ecarb(self, r: Ranking, budgets: tuple[float, ...], ties: str
@@ -626,7 +739,7 @@ class CalibrationSketch:
             within [0, 1], strictly ascending and on the grid when snapped; resolution
             none or in (0, 1] dividing 1; known flags only; counts >= 0, at least one row
             per value, adding up to the header's row count; weights finite, >= 0, zero
-            where the count is zero, with a positive total. No other exception type
+            where the count is zero. No other exception type
             escapes, and lengths are checked against ``len(data)`` before anything is
             allocated, so the cost stays O(len(data)) on hostile input.
 

@@ -406,10 +406,27 @@ class RunSummary:
         """The summary of both parts."""
         if not isinstance(other, RunSummary):
             raise ValidationError(f"other must be a RunSummary; found {type(other).__name__}")
-        return RunSummary(
-            self.doc_ids | other.doc_ids, self.n_entities + other.n_entities,
-            self.n_without_confidence + other.n_without_confidence,
-            self.totals + other.totals, self.sketch.merge(other.sketch))
+        return RunSummary.merge_all([self, other])
+
+    @classmethod
+    def merge_all(cls, parts: Sequence[RunSummary]) -> RunSummary:
+        """The summary of every part at once: one union of the doc ids and one k-way merge
+        of the sketches (:meth:`CalibrationSketch.merge_all`), not a fold of pairs."""
+        if not parts:
+            raise ValidationError("parts must hold at least one RunSummary; found 0")
+        for i, p in enumerate(parts):
+            if not isinstance(p, RunSummary):
+                raise ValidationError(f"parts must be RunSummary objects; found "
+                                      f"{type(p).__name__} at index {i}")
+        if len(parts) == 1:
+            return parts[0]
+        totals = parts[0].totals
+        for p in parts[1:]:
+            totals = totals + p.totals
+        return cls(frozenset().union(*(p.doc_ids for p in parts)),
+                   sum(p.n_entities for p in parts),
+                   sum(p.n_without_confidence for p in parts), totals,
+                   CalibrationSketch.merge_all([p.sketch for p in parts]))
 
     def metrics(self, label: str, *, budgets: tuple[float, ...], n_bins: int,
                 binning: str) -> dict[str, Any]:
@@ -444,12 +461,11 @@ def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any,
     by = check_by(list(by), frame)
     if not by:
         return {(): RunSummary._from_checked(frame)}
-    out: dict[tuple[Any, ...], RunSummary] = {}
+    found: dict[tuple[Any, ...], list[RunSummary]] = {}
     for key, group in frame.groupby(list(by), sort=False, dropna=False, observed=True):
         key = tuple(_key_part(k) for k in (key if isinstance(key, tuple) else (key,)))
-        summary = RunSummary._from_checked(group)
-        out[key] = out[key].merge(summary) if key in out else summary
-    return out
+        found.setdefault(key, []).append(RunSummary._from_checked(group))
+    return {key: RunSummary.merge_all(parts) for key, parts in found.items()}
 
 
 def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary]
@@ -460,11 +476,41 @@ def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary]
     --------
     summarize_runs : builds the summaries.
     """
-    out: dict[tuple[Any, ...], RunSummary] = {}
+    found: dict[tuple[Any, ...], list[RunSummary]] = {}
     for part in parts:
         for key, summary in part.items():
-            out[key] = out[key].merge(summary) if key in out else summary
-    return out
+            found.setdefault(key, []).append(summary)
+    return {key: RunSummary.merge_all(group) for key, group in found.items()}
+
+
+class _SummaryStack:
+    """Summaries of a stream of tables, merged as a balanced tree while they arrive.
+
+    Level i holds the merged summaries of 2**i tables (or nothing); a new table's summaries
+    enter at level 0 and carry upwards like a binary counter, so every summary takes part
+    in O(log k) merges of k tables (not k, as a running fold would) and at most
+    log2(k) + 1 merged summaries are held at once. Groups keep their order of first
+    appearance.
+    """
+
+    def __init__(self) -> None:
+        self._levels: list[dict[tuple[Any, ...], RunSummary] | None] = []
+
+    def push(self, summaries: dict[tuple[Any, ...], RunSummary]) -> None:
+        carry, i = summaries, 0
+        while i < len(self._levels) and self._levels[i] is not None:
+            older = self._levels[i]
+            assert older is not None
+            carry = merge_summaries(older, carry)
+            self._levels[i] = None
+            i += 1
+        if i == len(self._levels):
+            self._levels.append(None)
+        self._levels[i] = carry
+
+    def result(self) -> dict[tuple[Any, ...], RunSummary]:
+        """Every table's summaries merged (the oldest tables' groups first)."""
+        return merge_summaries(*(lv for lv in reversed(self._levels) if lv is not None))
 
 
 def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], *,
@@ -531,12 +577,13 @@ def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[
     """
     if isinstance(tables, pd.DataFrame):
         tables = [tables]
-    summaries: dict[tuple[Any, ...], RunSummary] = {}
+    stack = _SummaryStack()
     columns: tuple[str, ...] | None = None
     for table in tables:
         if columns is None:
             columns = check_by(by, check_entities(table))
-        summaries = merge_summaries(summaries, summarize_runs(table, columns))
+        stack.push(summarize_runs(table, columns))
     if columns is None:
         raise ValidationError("tables must hold at least one entity table; found 0")
-    return runs_table(summaries, columns, budgets=budgets, n_bins=n_bins, binning=binning)
+    return runs_table(stack.result(), columns, budgets=budgets, n_bins=n_bins,
+                      binning=binning)
