@@ -29,6 +29,7 @@ the reports here never read those columns. To keep the values, create the frame 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,9 +38,17 @@ import numpy as np
 import pandas as pd
 
 from ._files import read_json_object
-from ._validation import check_confidence, check_correct, check_sample_weight, is_missing
+from ._validation import (
+    check_budgets,
+    check_confidence,
+    check_correct,
+    check_n_bins,
+    check_option,
+    check_sample_weight,
+    is_missing,
+)
 from .exceptions import ValidationError
-from .metrics._metrics import DEFAULT_BUDGETS
+from .metrics._metrics import BINNINGS, DEFAULT_BUDGETS
 from .metrics._report import CalibrationReport
 from .metrics.sketch import CalibrationSketch
 from .report._runs import RunSummary, check_by, merge_summaries, runs_table, summarize_runs
@@ -230,10 +239,24 @@ class _Failure:
 
 
 def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame, int], Any],
-                 merge: Callable[[list[Any]], Any], split_every: int) -> Any:
+                 merge: Callable[[list[Any]], Any], split_every: int,
+                 finish: Callable[[Any], Any] = lambda result: result) -> Any:
     """summarize each partition (given its number), then merge ``split_every`` results per
-    task until one: a balanced tree of depth log_split_every(partitions)."""
+    task until one: a balanced tree of depth log_split_every(partitions). ``finish`` runs
+    on the worker holding the last merge, so only its (small) result reaches the client."""
     dask = _dask()
+
+    def last(result: Any) -> Any:
+        if isinstance(result, _Failure):
+            return result
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = finish(result)
+        except ValidationError as exc:
+            return _Failure(-1, str(exc))
+        # warnings raised on a worker stay there: they travel back with the result
+        return out, [(w.category, str(w.message)) for w in caught]
 
     def leaf(part: pd.DataFrame, number: int) -> Any:
         try:
@@ -249,10 +272,13 @@ def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame, int], Any],
     while len(parts) > 1:
         parts = [dask.delayed(node)(parts[i:i + split_every])
                  for i in range(0, len(parts), split_every)]
-    result = parts[0].compute()
+    result = dask.delayed(last)(parts[0]).compute()
     if isinstance(result, _Failure):
         raise ValidationError(result.message)
-    return result
+    out, caught = result
+    for category, message in caught:
+        warnings.warn(message, category, stacklevel=3)
+    return out
 
 
 def _check_ddf(ddf: Any) -> None:
@@ -447,13 +473,23 @@ def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
     ddf, weight = _with_weights(ddf, sample_weight)
     needed = list(dict.fromkeys(["correct", "confidence", *columns]
                                 + ([] if weight is None else [weight])))
-    sketches = _tree_reduce(ddf[needed],
-                            lambda part, i: _partition_sketches(part, i, columns, weight),
-                            _merge_sketch_dicts, split_every)
-    if not sketches:
-        raise ValidationError("ddf must have at least one row with a confidence; found 0")
-    return {key: s.report(budgets=budgets, n_bins=n_bins, binning=binning)
-            for key, s in sketches.items()}
+    budgets = check_budgets(budgets)
+    n_bins = check_n_bins(n_bins)
+    binning = check_option(binning, "binning", BINNINGS)
+
+    def reports(sketches: dict[tuple[Any, ...], CalibrationSketch]
+                ) -> dict[tuple[Any, ...], CalibrationReport]:
+        if not sketches:
+            raise ValidationError("ddf must have at least one row with a confidence; found 0")
+        return {key: s.report(budgets=budgets, n_bins=n_bins, binning=binning)
+                for key, s in sketches.items()}
+
+    # the reports are computed where the last merge ran: the merged sketches (as large
+    # as the distinct confidences) never travel to the client
+    result: dict[tuple[Any, ...], CalibrationReport] = _tree_reduce(
+        ddf[needed], lambda part, i: _partition_sketches(part, i, columns, weight),
+        _merge_sketch_dicts, split_every, finish=reports)
+    return result
 
 
 def dask_calibration_report(ddf: Any, *, sample_weight: Any = None,

@@ -68,6 +68,8 @@ _HEADER_DIGEST_SIZE = 8
 _HEADER_SIZE = _FIELDS.size + _HEADER_DIGEST_SIZE
 _DIGEST_SIZE = 16
 _FLAG_WEIGHTED = 1
+# An unweighted report ranks the rows themselves when they are at most this many per cell
+_ROW_RANKING_FACTOR = 4
 _KNOWN_FLAGS = _FLAG_WEIGHTED
 
 
@@ -536,12 +538,21 @@ class CalibrationSketch:
             has_neg |= self._w(False) > 0
             has_pos |= self._w(True) > 0
         bits = self.values.view(np.int64) << 1
-        # per value: the error cell first, then the correct cell (the packed-key order)
-        keys = np.stack([bits, bits | 1], axis=1)[np.stack([has_neg, has_pos], axis=1)]
-        rows = np.stack([self.n_incorrect, self.n_correct], axis=1)[
-            np.stack([has_neg, has_pos], axis=1)]
+        # per value: the error cell first, then the correct cell (the packed-key order);
+        # one index of the kept cells serves keys and rows
+        keep = np.flatnonzero(np.column_stack([has_neg, has_pos]).ravel())
+        keys = np.column_stack([bits, bits | 1]).ravel()[keep]
+        rows = np.column_stack([self.n_incorrect, self.n_correct]).ravel()[keep]
         weights = Weights(self._w(True)[has_pos], self._w(False)[has_neg])
         return Ranking(keys, weights), rows
+
+    def _row_ranking(self) -> Ranking:
+        """The unweighted Ranking of the rows themselves: each cell's key repeated once per
+        row, errors first — the very keys ``calibration_report`` sorts."""
+        bits = self.values.view(np.int64) << 1
+        keys = np.column_stack([bits, bits | 1]).ravel()
+        return Ranking(np.repeat(keys, np.column_stack([self.n_incorrect,
+                                                        self.n_correct]).ravel()))
 
     def _check_nonempty(self) -> None:
         if self.n == 0:
@@ -564,11 +575,17 @@ class CalibrationSketch:
         ties = check_option(ties, "ties", SKETCH_TIES)
         if self.weighted and not float(self._w(True).sum() + self._w(False).sum()) > 0.0:
             return self._weightless_report(budgets, n_bins, binning, ties)
-        r, rows = self._ranking()
-        bins = ranking_bins(r, n_bins, binning)
-        # ranking_bins counts cells; a bin's count is the rows of its cells
-        cum_rows = np.r_[0, np.cumsum(rows)]
-        bins = replace(bins, count=cum_rows[bins.stop] - cum_rows[bins.start])
+        if not self.weighted and self.n <= _ROW_RANKING_FACTOR * self.values.shape[0]:
+            # Few rows per cell (continuous confidences): ranking the rows is cheaper than
+            # the weighted ranking of the cells, and it is calibration_report's own.
+            r = self._row_ranking()
+            bins = ranking_bins(r, n_bins, binning)
+        else:
+            r, rows = self._ranking()
+            bins = ranking_bins(r, n_bins, binning)
+            # ranking_bins counts cells; a bin's count is the rows of its cells
+            cum_rows = np.r_[0, np.cumsum(rows)]
+            bins = replace(bins, count=cum_rows[bins.stop] - cum_rows[bins.start])
         pos, neg = self._w(True), self._w(False)
         total = float(pos.sum() + neg.sum())
         values = self.values
