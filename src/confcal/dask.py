@@ -240,13 +240,16 @@ class _Failure:
 
 def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame, int], Any],
                  merge: Callable[[list[Any]], Any], split_every: int,
-                 finish: Callable[[Any], Any] = lambda result: result) -> Any:
+                 finish: Callable[[Any], Any] = lambda result: result, *,
+                 root_unmerged: bool = False) -> Any:
     """summarize each partition (given its number), then merge ``split_every`` results per
     task until one: a balanced tree of depth log_split_every(partitions). ``finish`` runs
-    on the worker holding the last merge, so only its (small) result reaches the client."""
+    in the root task on the merge of its parts, so only its (small) result reaches the
+    client; with ``root_unmerged`` the root hands ``finish`` its parts unmerged."""
     dask = _dask()
 
-    def last(result: Any) -> Any:
+    def last(results: list[Any]) -> Any:
+        result = root(results)
         if isinstance(result, _Failure):
             return result
         try:
@@ -268,11 +271,18 @@ def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame, int], Any],
         failures = [p for p in parts if isinstance(p, _Failure)]
         return min(failures, key=lambda f: f.number) if failures else merge(parts)
 
+    def root(parts: list[Any]) -> Any:
+        failures = [p for p in parts if isinstance(p, _Failure)]
+        if failures:
+            return min(failures, key=lambda f: f.number)
+        return parts if root_unmerged else merge(parts)
+
     parts = [dask.delayed(leaf)(part, i) for i, part in enumerate(ddf.to_delayed())]
-    while len(parts) > 1:
+    while len(parts) > split_every:
         parts = [dask.delayed(node)(parts[i:i + split_every])
                  for i in range(0, len(parts), split_every)]
-    result = dask.delayed(last)(parts[0]).compute()
+    # the root: the last (at most split_every) results, merged and finished in one task
+    result = dask.delayed(last)(parts).compute()
     if isinstance(result, _Failure):
         raise ValidationError(result.message)
     out, caught = result
@@ -391,14 +401,21 @@ def _partition_sketches(part: pd.DataFrame, number: int, by: tuple[str, ...],
     return out
 
 
-def _merge_sketch_dicts(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
-                        ) -> dict[tuple[Any, ...], CalibrationSketch]:
+def _sketch_groups(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
+                   ) -> dict[tuple[Any, ...], list[CalibrationSketch]]:
+    """Each group's sketches, groups in order of first appearance."""
     found: dict[tuple[Any, ...], list[CalibrationSketch]] = {}
     for part in parts:
         for key, sketch in part.items():
             found.setdefault(key, []).append(sketch)
+    return found
+
+
+def _merge_sketch_dicts(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
+                        ) -> dict[tuple[Any, ...], CalibrationSketch]:
     # one k-way merge per group (O(N log k)), not a fold of pairs (O(N k))
-    return {key: CalibrationSketch.merge_all(group) for key, group in found.items()}
+    return {key: CalibrationSketch.merge_all(group)
+            for key, group in _sketch_groups(parts).items()}
 
 
 def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
@@ -477,18 +494,22 @@ def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
 
-    def reports(sketches: dict[tuple[Any, ...], CalibrationSketch]
+    def reports(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
                 ) -> dict[tuple[Any, ...], CalibrationReport]:
-        if not sketches:
+        groups = _sketch_groups(parts)
+        if not groups:
             raise ValidationError("ddf must have at least one row with a confidence; found 0")
-        return {key: s.report(budgets=budgets, n_bins=n_bins, binning=binning)
-                for key, s in sketches.items()}
+        # the last merge and the report in one step (merged_report skips building the
+        # merged sketch when ranking the rows is cheaper)
+        return {key: CalibrationSketch.merged_report(group, budgets=budgets, n_bins=n_bins,
+                                                     binning=binning)
+                for key, group in groups.items()}
 
     # the reports are computed where the last merge ran: the merged sketches (as large
     # as the distinct confidences) never travel to the client
     result: dict[tuple[Any, ...], CalibrationReport] = _tree_reduce(
         ddf[needed], lambda part, i: _partition_sketches(part, i, columns, weight),
-        _merge_sketch_dicts, split_every, finish=reports)
+        _merge_sketch_dicts, split_every, finish=reports, root_unmerged=True)
     return result
 
 

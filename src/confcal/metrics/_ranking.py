@@ -94,7 +94,7 @@ def keys_to_confidence(keys: np.ndarray) -> np.ndarray:
     return (keys >> 1).view(np.float64)
 
 
-def _low_bits(keys: np.ndarray) -> np.ndarray:
+def low_bits(keys: np.ndarray) -> np.ndarray:
     # The low byte of each little/big-endian int64 holds bit 0; reading it through a strided
     # uint8 view is 3x cheaper than `keys & 1` followed by a bool conversion.
     byte = 0 if np.little_endian else 7
@@ -161,7 +161,7 @@ class Ranking:
     # -- static structure (independent of weights) --------------------------------------
     @cached_property
     def is_pos(self) -> np.ndarray:
-        return _low_bits(self.keys)
+        return low_bits(self.keys)
 
     @cached_property
     def pos_positions(self) -> np.ndarray:

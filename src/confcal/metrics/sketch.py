@@ -46,7 +46,14 @@ from ._metrics import (
     review_weight,
     undefined_metric,
 )
-from ._ranking import Ranking, Weights, dot_no_blas, pack_keys, squared_error_sum
+from ._ranking import (
+    Ranking,
+    Weights,
+    dot_no_blas,
+    low_bits,
+    pack_keys,
+    squared_error_sum,
+)
 from ._report import CalibrationReport
 
 if TYPE_CHECKING:  # pandas loads in error_bounds, not on import: the metrics cost numpy
@@ -273,6 +280,52 @@ def _check_blob_length(data: bytes, cells: int, n_cols: int, header_size: int,
             f"accounts for {expected} bytes ({cells} cells); found {len(data)}")
 
 
+def _mergeable(sketches: Any) -> list[CalibrationSketch]:
+    """The sketches as a list, once they can be merged: at least one, one resolution, all
+    weighted or all unweighted (empty sketches excepted)."""
+    parts = [sketches] if isinstance(sketches, CalibrationSketch) else list(sketches)
+    if not parts:
+        raise ValidationError("sketches must hold at least one CalibrationSketch; found 0")
+    for i, s in enumerate(parts):
+        if not isinstance(s, CalibrationSketch):
+            raise ValidationError(f"sketches must be CalibrationSketch objects; found "
+                                  f"{type(s).__name__} at index {i}")
+    first = parts[0]
+    for i, s in enumerate(parts[1:], 1):
+        if s.resolution != first.resolution:
+            raise ValidationError(
+                f"sketches must share a resolution to merge; found {first.resolution!r} "
+                f"and {s.resolution!r} at index {i}")
+    filled = [(i, s) for i, s in enumerate(parts) if len(s.values)]
+    for i, s in filled[1:]:
+        if s.weighted != filled[0][1].weighted:
+            raise ValidationError(
+                "sketches must all be weighted or all unweighted to merge; found "
+                f"weighted={filled[0][1].weighted} and weighted={s.weighted} at index {i}")
+    return parts
+
+
+def _rows_report(r: Ranking, budgets: tuple[float, ...], n_bins: int, binning: str,
+                 ties: str) -> CalibrationReport:
+    """The report of an unweighted Ranking of rows (checked options), as a sketch gives it."""
+    from types import MappingProxyType
+
+    bins = ranking_bins(r, n_bins, binning)
+    nan = {b: math.nan for b in budgets}
+    ecarbs, ceilings = dict(nan), dict(nan)
+    if r.n_neg == 0:
+        undefined_metric("ecarb", f"there are no errors among the {r.n} predictions (E = 0)")
+    else:
+        for b in budgets:
+            _, _, ecarbs[b], ceilings[b] = ecarb_value(r, b, ties)
+    brier = squared_error_sum(r.is_pos, r.confidence) / r.n
+    return CalibrationReport(
+        n=r.n, n_errors=r.n_neg, accuracy=r.n_pos / r.n, auroc=ranked_auroc(r),
+        ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins), brier=brier,
+        ecarb=MappingProxyType(ecarbs), ecarb_ceiling=MappingProxyType(ceilings),
+        bins=bins_frame(bins, 0, weighted=False), n_bins=n_bins, binning=binning, ties=ties)
+
+
 @dataclass(frozen=True, eq=False)
 class CalibrationSketch:
     """Per distinct confidence, the count (and weight) of correct and incorrect predictions.
@@ -362,12 +415,16 @@ class CalibrationSketch:
         if m is not None:
             c = _snap(c, m)
         if w is None:
-            # The packed keys of confidence and label; cells are runs of equal keys.
+            # The packed keys of confidence and label, sorted: a value's rows are one run,
+            # its errors first; the correct ones are the run's keys with bit 0 set.
             keys = pack_keys(y, c)
             keys.sort()
-            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-            counts = np.diff(np.r_[starts, keys.shape[0]])
-            return cls._from_cells(keys[starts], counts, None, resolution)
+            bits = keys >> 1
+            starts = np.flatnonzero(np.r_[True, bits[1:] != bits[:-1]])
+            rows = np.diff(np.r_[starts, keys.shape[0]])
+            n_pos = np.add.reduceat(low_bits(keys).view(np.uint8), starts, dtype=np.int64)
+            return cls(bits[starts].view(np.float64), n_pos, rows - n_pos, None, None,
+                       resolution)
         keys = pack_keys(y, c)
         cell_keys, inverse = np.unique(keys, return_inverse=True)
         counts = np.bincount(inverse, minlength=cell_keys.shape[0])
@@ -450,34 +507,15 @@ class CalibrationSketch:
         >>> merged == CalibrationSketch.from_arrays(correct, conf)
         True
         """
-        parts = list(sketches) if not isinstance(sketches, CalibrationSketch) else [sketches]
-        if not parts:
-            raise ValidationError("sketches must hold at least one CalibrationSketch; found 0")
-        for i, s in enumerate(parts):
-            if not isinstance(s, CalibrationSketch):
-                raise ValidationError(f"sketches must be CalibrationSketch objects; found "
-                                      f"{type(s).__name__} at index {i}")
+        parts = _mergeable(sketches)
         first = parts[0]
-        for i, s in enumerate(parts[1:], 1):
-            if s.resolution != first.resolution:
-                raise ValidationError(
-                    f"sketches must share a resolution to merge; found {first.resolution!r} "
-                    f"and {s.resolution!r} at index {i}")
         filled = [s for s in parts if len(s.values)]
-        kinds = {s.weighted for s in filled}
-        if len(kinds) > 1:
-            i = next(j for j, s in enumerate(parts) if len(s.values) and s.weighted
-                     != filled[0].weighted)
-            raise ValidationError(
-                "sketches must all be weighted or all unweighted to merge; found "
-                f"weighted={filled[0].weighted} and weighted={parts[i].weighted} at index {i}")
-        weighted = any(s.weighted for s in parts)
-        if len(filled) <= 1:
-            only = filled[0] if filled else first
-            if only.weighted == weighted:
-                return only
-            return cls.empty(resolution=first.resolution, weighted=weighted)
-        return cls._merge_cells(filled, weighted, first.resolution)
+        if not filled:  # nothing but empty sketches: weighted if any of them is
+            return cls.empty(resolution=first.resolution,
+                             weighted=any(s.weighted for s in parts))
+        if len(filled) == 1:  # the empty ones are the identity
+            return filled[0]
+        return cls._merge_cells(filled, filled[0].weighted, first.resolution)
 
     @classmethod
     def _merge_cells(cls, parts: list[CalibrationSketch], weighted: bool,
@@ -546,13 +584,56 @@ class CalibrationSketch:
         weights = Weights(self._w(True)[has_pos], self._w(False)[has_neg])
         return Ranking(keys, weights), rows
 
-    def _row_ranking(self) -> Ranking:
-        """The unweighted Ranking of the rows themselves: each cell's key repeated once per
+    def _row_keys(self) -> np.ndarray:
+        """The sorted packed keys of the rows themselves: each cell's key repeated once per
         row, errors first — the very keys ``calibration_report`` sorts."""
         bits = self.values.view(np.int64) << 1
         keys = np.column_stack([bits, bits | 1]).ravel()
-        return Ranking(np.repeat(keys, np.column_stack([self.n_incorrect,
-                                                        self.n_correct]).ravel()))
+        return np.repeat(keys, np.column_stack([self.n_incorrect, self.n_correct]).ravel())
+
+    @classmethod
+    def merged_report(cls, sketches: Sequence[CalibrationSketch] | Any, *,
+                      budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                      binning: str = "quantile", ties: str = "expected") -> CalibrationReport:
+        """``merge_all(sketches).report(...)``, without the merged sketch when it need not be
+        built.
+
+        Unweighted sketches of few rows per distinct value (continuous confidences) are
+        reported from the sorted rows, which a merged sketch would rebuild anyway: their
+        keys are k sorted runs, and one stable sort (a merge of the runs) gives the
+        ranking directly. The report is the one of the merged sketch, bit for bit.
+
+        See Also
+        --------
+        merge_all : the merged sketch.
+        report : the report of one sketch.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> conf = rng.uniform(size=100)
+        >>> correct = rng.uniform(size=100) < conf
+        >>> parts = [CalibrationSketch.from_arrays(correct[i:i + 25], conf[i:i + 25])
+        ...          for i in range(0, 100, 25)]
+        >>> CalibrationSketch.merged_report(parts) == CalibrationSketch.merge_all(parts).report()
+        True
+        """
+        parts = _mergeable(sketches)
+        filled = [s for s in parts if len(s.values)]
+        rows = sum(s.n for s in filled)
+        cells = sum(s.values.shape[0] for s in filled)
+        if len(filled) < 2 or any(s.weighted for s in filled) or (
+                rows > _ROW_RANKING_FACTOR * cells):
+            return cls.merge_all(parts).report(budgets=budgets, n_bins=n_bins,
+                                               binning=binning, ties=ties)
+        budgets = check_budgets(budgets)
+        n_bins = check_n_bins(n_bins)
+        binning = check_option(binning, "binning", BINNINGS)
+        ties = check_option(ties, "ties", SKETCH_TIES)
+        keys = np.concatenate([s._row_keys() for s in filled])
+        keys.sort(kind="stable")  # k sorted runs: a merge of them
+        return _rows_report(Ranking(keys), budgets, n_bins, binning, ties)
 
     def _check_nonempty(self) -> None:
         if self.n == 0:
@@ -578,14 +659,12 @@ class CalibrationSketch:
         if not self.weighted and self.n <= _ROW_RANKING_FACTOR * self.values.shape[0]:
             # Few rows per cell (continuous confidences): ranking the rows is cheaper than
             # the weighted ranking of the cells, and it is calibration_report's own.
-            r = self._row_ranking()
-            bins = ranking_bins(r, n_bins, binning)
-        else:
-            r, rows = self._ranking()
-            bins = ranking_bins(r, n_bins, binning)
-            # ranking_bins counts cells; a bin's count is the rows of its cells
-            cum_rows = np.r_[0, np.cumsum(rows)]
-            bins = replace(bins, count=cum_rows[bins.stop] - cum_rows[bins.start])
+            return _rows_report(Ranking(self._row_keys()), budgets, n_bins, binning, ties)
+        r, rows = self._ranking()
+        bins = ranking_bins(r, n_bins, binning)
+        # ranking_bins counts cells; a bin's count is the rows of its cells
+        cum_rows = np.r_[0, np.cumsum(rows)]
+        bins = replace(bins, count=cum_rows[bins.stop] - cum_rows[bins.start])
         pos, neg = self._w(True), self._w(False)
         total = float(pos.sum() + neg.sum())
         values = self.values
