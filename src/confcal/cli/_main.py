@@ -255,6 +255,9 @@ def _parser() -> argparse.ArgumentParser:
                              "the needed columns, and compute the metrics from per-run "
                              "calibration sketches in bounded memory: writes metrics.csv and "
                              "report.md only (no intervals, no figures: they need the rows)")
+    report.add_argument("--sample-weight", default=None, metavar="COL",
+                        help="with --sketch: a column of per-row weights for the calibration "
+                             "metrics (finite, >= 0), as calibration_report(sample_weight=)")
     report.add_argument("--baseline", default=None, metavar="NAME",
                         help="compare every run with the run whose first --by column is NAME "
                              "(and whose other --by columns are the same), on the documents "
@@ -522,19 +525,21 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     by = args.by
     if by is None:  # the metadata columns of the first table, as compare_runs; from its header
         first = next(iter_entities(args.entities[0], chunk_rows=1))
-        by = check_by(None, first)
+        # the weight column weighs rows; it does not tell runs apart
+        by = [c for c in check_by(None, first) if c != args.sample_weight]
     # only the required columns and the run columns are decoded (Parquet)
     bar = console.bar(None, "row")  # a stream of unknown length: rows read so far
+    weight = [] if args.sample_weight is None else [args.sample_weight]
 
     def chunks() -> Iterator[Any]:
         for path in args.entities:
-            for chunk in iter_entities(path, columns=by):
+            for chunk in iter_entities(path, columns=[*by, *weight]):
                 yield chunk
                 if bar is not None:
                     bar.update(len(chunk))
 
     try:
-        runs = compare_runs_sketched(chunks(), by=by,
+        runs = compare_runs_sketched(chunks(), by=by, sample_weight=args.sample_weight,
                                      budgets=_budgets_or_default(args.budgets),
                                      n_bins=args.n_bins)
     finally:
@@ -585,6 +590,8 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                          "more than once")
     if args.command not in ("demo", "report"):
         return
+    if getattr(args, "sample_weight", None) is not None and not args.sketch:
+        parser.error("argument --sample-weight: only with --sketch")
     if args.extra and getattr(args, "sketch", False):
         parser.error("argument --extra: not with --sketch (the estimators need the rows)")
     if "calibration_p" in args.extra and not args.n_resamples:

@@ -389,18 +389,21 @@ class RunSummary:
     sketch: CalibrationSketch
 
     @classmethod
-    def _from_checked(cls, frame: pd.DataFrame) -> RunSummary:
+    def _from_checked(cls, frame: pd.DataFrame, sample_weight: str | None = None
+                      ) -> RunSummary:
         confidence = frame["confidence"].to_numpy(dtype=np.float64)
         has = ~np.isnan(confidence)
+        w = None
+        if sample_weight is not None:  # checked by from_arrays (names the column)
+            w = frame[sample_weight].to_numpy()[has]
         totals = ExtractionTotals.from_codes(outcome_codes(frame["outcome"]),
                                              frame["weight"].to_numpy(dtype=np.float64),
                                              frame["similarity"].to_numpy(dtype=np.float64))
         return cls(
             doc_ids=frozenset(frame["doc_id"].tolist()), n_entities=len(frame),
             n_without_confidence=int((~has).sum()), totals=totals,
-            sketch=(CalibrationSketch.from_arrays(frame["correct"].to_numpy(dtype=bool)[has],
-                                                  confidence[has])
-                    if has.any() else CalibrationSketch.empty()))
+            sketch=_run_sketch(frame["correct"].to_numpy(dtype=bool)[has], confidence[has],
+                               w, sample_weight))
 
     def merge(self, other: RunSummary) -> RunSummary:
         """The summary of both parts."""
@@ -446,11 +449,37 @@ def _key_part(value: Any) -> Any:
     return None if is_missing(value, blank=False) else value
 
 
-def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...], RunSummary]:
+def _run_sketch(correct: np.ndarray, confidence: np.ndarray, w: np.ndarray | None,
+                column: str | None) -> CalibrationSketch:
+    """The sketch of a run's rows with a confidence; weights checked under their column."""
+    if w is None:
+        return CalibrationSketch.from_arrays(correct, confidence) if confidence.size else (
+            CalibrationSketch.empty())
+    if not confidence.size:
+        return CalibrationSketch.empty(weighted=True)
+    try:
+        return CalibrationSketch.from_arrays(correct, confidence, sample_weight=w)
+    except ValidationError as exc:
+        raise ValidationError(str(exc).replace("sample_weight", f"sample_weight column "
+                                               f"{column!r}", 1)) from None
+
+
+def _check_weight_column(sample_weight: Any, frame: pd.DataFrame) -> str | None:
+    if sample_weight is None:
+        return None
+    if not isinstance(sample_weight, str) or sample_weight not in frame.columns:
+        raise ValidationError(f"sample_weight must be None or the name of a column of the "
+                              f"entity table; found {sample_weight!r}")
+    return sample_weight
+
+
+def summarize_runs(entities: pd.DataFrame, by: Sequence[str], *,
+                   sample_weight: str | None = None) -> dict[tuple[Any, ...], RunSummary]:
     """One :class:`RunSummary` per group of ``by`` values (missing values: key None).
 
     Summaries of different tables merge with :func:`merge_summaries`; :func:`runs_table`
-    turns them into the :func:`compare_runs` table.
+    turns them into the :func:`compare_runs` table. ``sample_weight`` names a column of
+    per-row weights for the calibration metrics (finite, >= 0; the sketch is weighted).
 
     See Also
     --------
@@ -459,12 +488,13 @@ def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any,
     """
     frame = check_entities(entities)
     by = check_by(list(by), frame)
+    weight = _check_weight_column(sample_weight, frame)
     if not by:
-        return {(): RunSummary._from_checked(frame)}
+        return {(): RunSummary._from_checked(frame, weight)}
     found: dict[tuple[Any, ...], list[RunSummary]] = {}
     for key, group in frame.groupby(list(by), sort=False, dropna=False, observed=True):
         key = tuple(_key_part(k) for k in (key if isinstance(key, tuple) else (key,)))
-        found.setdefault(key, []).append(RunSummary._from_checked(group))
+        found.setdefault(key, []).append(RunSummary._from_checked(group, weight))
     return {key: RunSummary.merge_all(parts) for key, parts in found.items()}
 
 
@@ -541,6 +571,7 @@ def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], 
 
 
 def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[str] | None = None,
+                          sample_weight: str | None = None,
                           budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                           binning: str = "quantile") -> pd.DataFrame:
     """:func:`compare_runs` over a stream of entity tables, holding one at a time.
@@ -558,6 +589,10 @@ def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[
     tables : iterable of pandas.DataFrame
         Entity tables; ``by`` (default: the metadata columns of the first table) must be
         columns of every one.
+    sample_weight : str, optional
+        A column of per-row weights for the calibration metrics (AUROC, ECE, MCE, Brier,
+        ECARB): each run's are then those of :func:`confcal.calibration_report` with
+        ``sample_weight=``. WOA and F1 keep the ``weight`` column of the scoring.
     by, budgets, n_bins, binning
         As in :func:`compare_runs`.
 
@@ -582,7 +617,7 @@ def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[
     for table in tables:
         if columns is None:
             columns = check_by(by, check_entities(table))
-        stack.push(summarize_runs(table, columns))
+        stack.push(summarize_runs(table, columns, sample_weight=sample_weight))
     if columns is None:
         raise ValidationError("tables must hold at least one entity table; found 0")
     return runs_table(stack.result(), columns, budgets=budgets, n_bins=n_bins,
