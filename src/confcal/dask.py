@@ -355,7 +355,7 @@ def _partition_arrays(part: pd.DataFrame, number: int, weight: str | None
         c = _checked(check_confidence, c, "confidence", number, rows)
         y = _checked(check_correct, y, "correct", number, rows)
         if w is not None:
-            label = "sample_weight" if weight == _WEIGHT else weight
+            label = "sample_weight" if weight in (None, _WEIGHT) else str(weight)
             w = _checked(lambda a, name: check_sample_weight(a, a.shape[0], name,
                                                              positive_total=False),
                          w, label, number, rows)
