@@ -99,6 +99,26 @@ def exact_sum(w: np.ndarray) -> Fraction:
     return total
 
 
+def grouped_sum(group: np.ndarray, w: np.ndarray, size: int) -> np.ndarray:
+    """Per group, the sum of its non-negative weights, within about one ulp of the exact sum.
+
+    Weights within 2**8 of each other are exact integers times one power of two
+    (``_integer_parts``); their high and low halves are summed per group by ``np.bincount``,
+    exactly while a group holds fewer than 2**22 rows, and the two sums rounded once
+    each. A plain ``np.bincount`` of the floats (the fallback for weights spread wider) adds
+    one rounding per row.
+    """
+    parts = _integer_parts(w) if w.shape[0] else None
+    if parts is None:
+        out: np.ndarray = np.bincount(group, weights=w, minlength=size)
+        return out
+    m, shift = parts
+    high = np.bincount(group, weights=(m >> _SPLIT).astype(np.float64), minlength=size)
+    low = np.bincount(group, weights=(m & ((1 << _SPLIT) - 1)).astype(np.float64),
+                      minlength=size)
+    return np.ldexp(high, _SPLIT + shift) + np.ldexp(low, shift)
+
+
 def accurate_cumsum(w: np.ndarray) -> np.ndarray:
     """[0, w0, w0 + w1, ...] with each prefix sum within about one ulp of the exact one.
 

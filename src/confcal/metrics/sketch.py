@@ -50,6 +50,7 @@ from ._ranking import (
     Ranking,
     Weights,
     dot_no_blas,
+    grouped_sum,
     low_bits,
     pack_keys,
     squared_error_sum,
@@ -428,7 +429,7 @@ class CalibrationSketch:
         keys = pack_keys(y, c)
         cell_keys, inverse = np.unique(keys, return_inverse=True)
         counts = np.bincount(inverse, minlength=cell_keys.shape[0])
-        weights = np.bincount(inverse, weights=w, minlength=cell_keys.shape[0])
+        weights = grouped_sum(inverse, w, cell_keys.shape[0])  # digits kept as n grows
         return cls._from_cells(cell_keys, counts, weights, resolution)
 
     @classmethod
