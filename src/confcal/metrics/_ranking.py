@@ -65,16 +65,17 @@ _CHUNK = 1 << 24  # rows per exact_sum chunk: 2**24 halves below 2**27 stay belo
 def _integer_parts(w: np.ndarray) -> tuple[np.ndarray, int] | None:
     """Non-negative weights as exact integers W with w = W · 2**shift, or None when their
     exponents spread over more than _MAX_SPREAD binades (the integers would overflow)."""
-    mant, exp = np.frexp(w)  # w = mant · 2**exp, mant in [0.5, 1) (0 for w = 0)
-    nonzero = mant != 0
-    if not nonzero.any():
+    top = float(w.max())
+    if top == 0.0:
         return np.zeros(w.shape[0], dtype=np.int64), 0
-    lo, hi = int(exp[nonzero].min()), int(exp[nonzero].max())
+    low = float(w.min(initial=np.inf, where=w > 0))
+    lo, hi = math.frexp(low)[1], math.frexp(top)[1]
     if hi - lo > _MAX_SPREAD:
         return None
-    # mant · 2**53 is a whole number below 2**53; shifted by (exp - lo) below 2**61
-    m = np.ldexp(mant, 53).astype(np.int64) << np.where(nonzero, exp - lo, 0).astype(np.int64)
-    return m, lo - 53
+    # every weight is a 53-bit integer times 2**(its exponent - 53) with exponent >= lo, so
+    # times 2**(53 - lo) it is a whole number below 2**(53 + spread): exact as int64
+    shift = lo - 53
+    return (np.ldexp(w, -shift)).astype(np.int64), shift
 
 
 def exact_sum(w: np.ndarray) -> Fraction:
