@@ -108,6 +108,7 @@ def test_every_budgets_default_is_the_one_default():
         "confcal.write_report",
         "confcal.report.runs_table", "confcal.report.compare_runs_sketched",
         "confcal.CalibrationSketch.report", "confcal.CalibrationSketch.error_bounds",
+        "confcal.CalibrationSketch.merged_report",
         "confcal.dask.dask_calibration_report", "confcal.dask.dask_calibration_reports",
         "confcal.dask.dask_compare_runs", "confcal.qa.docqa.calibration_table"}
 

@@ -4,6 +4,7 @@ a worker is killed mid-computation."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import time
@@ -155,3 +156,104 @@ def test_invalid_inputs(corpus: Any) -> None:
     bad = db.from_sequence(["not json"], npartitions=1)
     with pytest.raises(ValidationError, match=r"truths lines must be valid JSON"):
         cdask.score(FCC_INVOICE, bad, preds)
+
+
+def _weighted_frame(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    conf = rng.beta(5, 2, size=n)
+    frame = pd.DataFrame({"correct": rng.uniform(size=n) < conf, "confidence": conf,
+                          "w": rng.integers(0, 4, size=n).astype(float),
+                          "model": rng.choice(["a", "b"], size=n)})
+    frame.loc[frame.index[:400], "w"] = 0.0  # the first partition carries no weight
+    frame.loc[frame.index[::7], "confidence"] = np.nan  # rows without a confidence
+    return frame
+
+
+def test_weighted_reports_equal_the_in_memory_weighted_report(client: Any) -> None:
+    frame = _weighted_frame()
+    ddf = dd.from_pandas(frame, npartitions=7)
+    has = frame["confidence"].notna()
+    want = confcal.calibration_report(frame["correct"][has], frame["confidence"][has],
+                                      sample_weight=frame["w"][has], budgets=BUDGETS)
+    for weight in ("w", ddf["w"]):
+        got = cdask.dask_calibration_report(ddf, sample_weight=weight, budgets=BUDGETS)
+        _assert_reports_equal(got, want)
+        # whole-number weights: AUROC and ECARB bit for bit
+        assert got.auroc == want.auroc and dict(got.ecarb) == dict(want.ecarb)
+    grouped = cdask.dask_calibration_reports(ddf, by="model", sample_weight="w",
+                                             budgets=BUDGETS)
+    for (model,), got in grouped.items():
+        part = frame[has & (frame["model"] == model)]
+        _assert_reports_equal(got, confcal.calibration_report(
+            part["correct"], part["confidence"], sample_weight=part["w"], budgets=BUDGETS))
+
+
+def test_float_confidences_on_the_cluster_equal_the_in_memory_report(client: Any) -> None:
+    frame = _weighted_frame(seed=1).dropna()
+    ddf = dd.from_pandas(frame, npartitions=9)
+    got = cdask.dask_calibration_report(ddf, budgets=BUDGETS)
+    want = confcal.calibration_report(frame["correct"], frame["confidence"], budgets=BUDGETS)
+    _assert_reports_equal(got, want)
+    assert got.auroc == want.auroc and dict(got.ecarb) == dict(want.ecarb)
+
+
+def test_empty_and_weightless_partitions(client: Any) -> None:
+    frame = _weighted_frame(seed=2)
+    empty = frame.iloc[:0]
+    ddf = dd.from_pandas(frame, npartitions=3)
+    ddf = dd.concat([dd.from_pandas(empty, npartitions=1), ddf,
+                     dd.from_pandas(empty, npartitions=1)])
+    has = frame["confidence"].notna()
+    want = confcal.calibration_report(frame["correct"][has], frame["confidence"][has],
+                                      sample_weight=frame["w"][has], budgets=BUDGETS)
+    _assert_reports_equal(cdask.dask_calibration_report(ddf, sample_weight="w",
+                                                        budgets=BUDGETS), want)
+    weightless = dd.from_pandas(frame.assign(w=0.0), npartitions=3)
+    with pytest.warns(confcal.UndefinedMetricWarning, match=r"all carry zero weight"):
+        rep = cdask.dask_calibration_report(weightless, sample_weight="w")
+    assert math.isnan(rep.auroc) and rep.n == int(has.sum())
+
+
+def test_dask_input_is_checked_like_arrays() -> None:
+    base = pd.DataFrame({"correct": [1.0, 0.0, 1.0, 1.0, 0.0, 1.0],
+                         "confidence": [0.1, np.nan, 0.3, 0.4, 0.5, 0.6],
+                         "w": [1.0, 1.0, 1.0, 1.0, -1.0, 1.0]})
+    with dask.config.set(scheduler="sync"):
+        text = base.assign(correct=["yes", "no", "no", "yes", "no", "no"])
+        with pytest.raises(ValidationError, match=r"^ddf column 'correct' must be bool or "
+                                                  r"0/1; .*first in partition 0 at row 0 "
+                                                  r"\('yes'\)"):
+            cdask.dask_calibration_report(dd.from_pandas(text, npartitions=2))
+        for bad in (0.5, 2.0):
+            frame = base.copy()
+            frame.loc[4, "correct"] = bad
+            with pytest.raises(ValidationError, match=rf"^ddf column 'correct' must be bool "
+                                                      rf"or 0/1; .*first in partition 1 at "
+                                                      rf"row 1 \({bad}\)"):
+                cdask.dask_calibration_report(dd.from_pandas(frame, npartitions=2))
+        with pytest.raises(ValidationError, match=r"^ddf column 'w' must be finite and >= 0;"
+                                                  r" .*first in partition 1 at row 1"):
+            cdask.dask_calibration_report(dd.from_pandas(base, npartitions=2),
+                                          sample_weight="w")
+        with pytest.raises(ValidationError, match=r"confidence' must be finite and within "
+                                                  r"\[0, 1\]; .*partition 0 at row 2 \(1.5\)"):
+            cdask.dask_calibration_report(dd.from_pandas(base.assign(
+                confidence=[0.1, np.nan, 1.5, 0.4, 0.5, 0.6]), npartitions=2))
+        ddf = dd.from_pandas(base, npartitions=2)
+        with pytest.raises(ValidationError, match=r"sample_weight must be a column of ddf"):
+            cdask.dask_calibration_report(ddf, sample_weight="nope")
+        with pytest.raises(ValidationError, match=r"aligned with ddf .* found a Series of 3"):
+            cdask.dask_calibration_report(
+                ddf, sample_weight=dd.from_pandas(base["w"], npartitions=3))
+        with pytest.raises(ValidationError, match=r"a column name or a dask Series; found list"):
+            cdask.dask_calibration_report(ddf, sample_weight=[1.0] * 6)
+        nothing = dd.from_pandas(base.assign(confidence=np.nan), npartitions=2)
+        with pytest.raises(ValidationError, match=r"at least one row with a confidence"):
+            cdask.dask_calibration_report(nothing)
+
+
+def test_score_refuses_empty_predictions(client: Any) -> None:
+    truths = db.from_sequence(_lines({"a": {}}), npartitions=1)
+    with pytest.raises(ValidationError,
+                       match=r"predictions must contain at least one document; found 0"):
+        cdask.score(FCC_INVOICE, truths, db.from_sequence([], npartitions=1))

@@ -306,8 +306,10 @@ def check_weights(weights: Any, name: str = "weight") -> np.ndarray:
     return arr
 
 
-def check_sample_weight(sample_weight: Any, n: int, name: str = "sample_weight") -> np.ndarray:
-    """Return weights as float64; finite, >= 0, length n, with a positive total.
+def check_sample_weight(sample_weight: Any, n: int, name: str = "sample_weight", *,
+                        positive_total: bool = True) -> np.ndarray:
+    """Return weights as float64; finite, >= 0, length n, with a positive total (unless
+    ``positive_total`` is False: a chunk of data may carry no weight).
 
     No :data:`MAX_WEIGHT` bound here: the metrics rescale weights by their largest before
     summing, so they are scale-free over the whole float range (``tests/test_common.py``
@@ -324,7 +326,7 @@ def check_sample_weight(sample_weight: Any, n: int, name: str = "sample_weight")
     ok = np.isfinite(arr) & (arr >= 0)
     if not ok.all():
         raise ValidationError(f"{name} must be finite and >= 0; {first_bad(~ok, arr)}")
-    if not arr.sum() > 0:
+    if positive_total and not arr.sum() > 0:
         raise ValidationError(f"{name} must have a positive total; found all {n} weights zero")
     return arr
 
@@ -411,19 +413,22 @@ def align_pandas(**arrays: Any) -> list[Any]:
     return values
 
 
-def check_calibration_data(correct: Any, confidence: Any, sample_weight: Any = None
+def check_calibration_data(correct: Any, confidence: Any, sample_weight: Any = None, *,
+                           positive_total: bool = True
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The boundary check of every (correct, confidence[, sample_weight]) function.
 
     Returns ``(correct as bool, confidence as float64, weights as float64 or None)``.
     Pandas inputs are matched by index label (:func:`align_pandas`).
+    ``positive_total=False`` accepts weights that are all zero (a chunk of a sketch).
     """
     correct, confidence, sample_weight = align_pandas(
         correct=correct, confidence=confidence, sample_weight=sample_weight)
     y = check_correct(correct)
     c = check_confidence(confidence)
     check_consistent_length(correct=y, confidence=c)
-    w = None if sample_weight is None else check_sample_weight(sample_weight, c.shape[0])
+    w = None if sample_weight is None else check_sample_weight(
+        sample_weight, c.shape[0], positive_total=positive_total)
     return y, c, w
 
 

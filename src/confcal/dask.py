@@ -29,16 +29,26 @@ the reports here never read those columns. To keep the values, create the frame 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._files import read_json_object
-from ._validation import is_missing
+from ._validation import (
+    check_budgets,
+    check_confidence,
+    check_correct,
+    check_n_bins,
+    check_option,
+    check_sample_weight,
+    is_missing,
+)
 from .exceptions import ValidationError
-from .metrics._metrics import DEFAULT_BUDGETS
+from .metrics._metrics import BINNINGS, DEFAULT_BUDGETS
 from .metrics._report import CalibrationReport
 from .metrics.sketch import CalibrationSketch
 from .report._runs import RunSummary, check_by, merge_summaries, runs_table, summarize_runs
@@ -162,7 +172,8 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
     ------
     ValidationError
         Eagerly (one pass over the doc ids): a doc id repeated in truths or in predictions,
-        a predicted doc id absent from truths, no truth documents. At compute time: what
+        a predicted doc id absent from truths, no truth documents, no predicted documents
+        (an empty collection, most often a wrong path or filter). At compute time: what
         :func:`score_documents` raises for a document.
 
     Notes
@@ -195,10 +206,14 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
     p_counts = p["doc_id"].value_counts()
     stray = p[["doc_id"]].merge(t[["doc_id"]].assign(_in_truth=True), on="doc_id", how="left")
     stray = stray[stray["_in_truth"].isna()]["doc_id"]
-    n_truth, t_rep, p_rep, strays = dask.compute(
-        t_counts.sum(), t_counts[t_counts > 1], p_counts[p_counts > 1], stray)
+    n_truth, n_pred, t_rep, p_rep, strays = dask.compute(
+        t_counts.sum(), p_counts.sum(), t_counts[t_counts > 1], p_counts[p_counts > 1], stray)
     if n_truth == 0:
         raise ValidationError("truths must contain at least one document; found 0")
+    if n_pred == 0:
+        raise ValidationError(
+            f"predictions must contain at least one document; found 0 (for {int(n_truth)} "
+            "truth documents): an empty collection is most often a wrong path or filter")
     for name, repeated in (("truths", t_rep), ("predictions", p_rep)):
         if len(repeated):
             first = min(repeated.index)
@@ -214,15 +229,66 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
 
 
 # ------------------------------------------------------------------------ reductions
-def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame], Any],
-                 merge: Callable[[list[Any]], Any], split_every: int) -> Any:
-    """summarize each partition, then merge ``split_every`` results per task until one."""
+@dataclass(frozen=True)
+class _Failure:
+    """A partition's ValidationError, carried up the tree so that the error raised is the
+    one of the first bad partition, whichever task failed first."""
+
+    number: int
+    message: str
+
+
+def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame, int], Any],
+                 merge: Callable[[list[Any]], Any], split_every: int,
+                 finish: Callable[[Any], Any] = lambda result: result, *,
+                 root_unmerged: bool = False) -> Any:
+    """summarize each partition (given its number), then merge ``split_every`` results per
+    task until one: a balanced tree of depth log_split_every(partitions). ``finish`` runs
+    in the root task on the merge of its parts, so only its (small) result reaches the
+    client; with ``root_unmerged`` the root hands ``finish`` its parts unmerged."""
     dask = _dask()
-    parts = [dask.delayed(summarize)(part) for part in ddf.to_delayed()]
-    while len(parts) > 1:
-        parts = [dask.delayed(merge)(parts[i:i + split_every])
+
+    def last(results: list[Any]) -> Any:
+        result = root(results)
+        if isinstance(result, _Failure):
+            return result
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = finish(result)
+        except ValidationError as exc:
+            return _Failure(-1, str(exc))
+        # warnings raised on a worker stay there: they travel back with the result
+        return out, [(w.category, str(w.message)) for w in caught]
+
+    def leaf(part: pd.DataFrame, number: int) -> Any:
+        try:
+            return summarize(part, number)
+        except ValidationError as exc:
+            return _Failure(number, str(exc))
+
+    def node(parts: list[Any]) -> Any:
+        failures = [p for p in parts if isinstance(p, _Failure)]
+        return min(failures, key=lambda f: f.number) if failures else merge(parts)
+
+    def root(parts: list[Any]) -> Any:
+        failures = [p for p in parts if isinstance(p, _Failure)]
+        if failures:
+            return min(failures, key=lambda f: f.number)
+        return parts if root_unmerged else merge(parts)
+
+    parts = [dask.delayed(leaf)(part, i) for i, part in enumerate(ddf.to_delayed())]
+    while len(parts) > split_every:
+        parts = [dask.delayed(node)(parts[i:i + split_every])
                  for i in range(0, len(parts), split_every)]
-    return parts[0].compute()
+    # the root: the last (at most split_every) results, merged and finished in one task
+    result = dask.delayed(last)(parts).compute()
+    if isinstance(result, _Failure):
+        raise ValidationError(result.message)
+    out, caught = result
+    for category, message in caught:
+        warnings.warn(message, category, stacklevel=3)
+    return out
 
 
 def _check_ddf(ddf: Any) -> None:
@@ -246,38 +312,117 @@ def _check_split_every(split_every: Any) -> int:
     return int(split_every)
 
 
-def _partition_sketches(part: pd.DataFrame, by: tuple[str, ...]
-                        ) -> dict[tuple[Any, ...], CalibrationSketch]:
-    confidence = part["confidence"].to_numpy(dtype=np.float64)
+_WEIGHT = "__confcal_sample_weight__"  # the column a weight Series is joined in as
+
+
+def _with_weights(ddf: Any, sample_weight: Any) -> tuple[Any, str | None]:
+    """The frame and the name of its weight column (None: unweighted)."""
+    if sample_weight is None:
+        return ddf, None
+    import dask.dataframe as dd
+
+    if isinstance(sample_weight, str):
+        if sample_weight not in ddf.columns:
+            raise ValidationError(f"sample_weight must be a column of ddf or a dask Series; "
+                                  f"found {sample_weight!r}, not among {list(ddf.columns)}")
+        return ddf, sample_weight
+    if isinstance(sample_weight, dd.Series):
+        if ddf.npartitions != sample_weight.npartitions:
+            raise ValidationError(
+                f"sample_weight must be aligned with ddf (one partition per partition of "
+                f"ddf, {ddf.npartitions}); found a Series of {sample_weight.npartitions} "
+                "partitions")
+        try:
+            return ddf.assign(**{_WEIGHT: sample_weight}), _WEIGHT
+        except (ValueError, TypeError) as exc:
+            raise ValidationError(f"sample_weight must be aligned with ddf (same index and "
+                                  f"partitions); dask could not align them: {exc}") from None
+    raise ValidationError(f"sample_weight must be None, a column name or a dask Series; "
+                          f"found {type(sample_weight).__name__}")
+
+
+def _partition_arrays(part: pd.DataFrame, number: int, weight: str | None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """(correct, confidence, weights, rows kept) of the rows with a confidence, checked as
+    the array metrics check them; errors name the partition and its row."""
+    confidence = part["confidence"].to_numpy(dtype=np.float64, na_value=np.nan)
     has = ~np.isnan(confidence)
-    rows = part.loc[has]
+    c = confidence[has]
+    y = part["correct"].to_numpy()[has]
+    w = None if weight is None else part[weight].to_numpy()[has]
+    if c.shape[0]:
+        rows = np.flatnonzero(has)
+        c = _checked(check_confidence, c, "confidence", number, rows)
+        y = _checked(check_correct, y, "correct", number, rows)
+        if w is not None:
+            label = "sample_weight" if weight in (None, _WEIGHT) else str(weight)
+            w = _checked(lambda a, name: check_sample_weight(a, a.shape[0], name,
+                                                             positive_total=False),
+                         w, label, number, rows)
+    else:
+        y = np.zeros(0, dtype=bool)
+        w = None if w is None else np.zeros(0)
+    return y, c, w, has
+
+
+def _checked(check: Callable[..., np.ndarray], values: np.ndarray, column: str, number: int,
+             rows: np.ndarray) -> np.ndarray:
+    """``check`` on a partition's values; its error names the column, the partition and
+    the row (the position in the partition, rows without a confidence counted)."""
+    try:
+        return check(values, name=f"ddf column {column!r}")
+    except ValidationError as exc:
+        text, marker = str(exc), "first at index "
+        at = text.find(marker)
+        digits = text[at + len(marker):].split(" ", 1)[0] if at >= 0 else ""
+        if digits.isdigit():
+            text = (f"{text[:at]}first in partition {number} at row {int(rows[int(digits)])}"
+                    f"{text[at + len(marker) + len(digits):]}")
+        else:
+            text = f"{text} (in partition {number})"
+        raise ValidationError(text) from None
+
+
+def _partition_sketches(part: pd.DataFrame, number: int, by: tuple[str, ...],
+                        weight: str | None) -> dict[tuple[Any, ...], CalibrationSketch]:
+    y, c, w, has = _partition_arrays(part, number, weight)
     out: dict[tuple[Any, ...], CalibrationSketch] = {}
     if not by:
-        if len(rows):
-            out[()] = CalibrationSketch.from_arrays(rows["correct"].to_numpy(dtype=bool),
-                                                    confidence[has])
+        if c.shape[0]:
+            out[()] = CalibrationSketch.from_arrays(y, c, sample_weight=w)
         return out
-    for key, group in rows.groupby(list(by), sort=False, dropna=False, observed=True):
+    keys = part.loc[has, list(by)].reset_index(drop=True)
+    for key, index in keys.groupby(list(by), sort=False, dropna=False,
+                                   observed=True).indices.items():
         key = tuple(None if is_missing(k, blank=False) else k
                     for k in (key if isinstance(key, tuple) else (key,)))
-        out[key] = CalibrationSketch.from_arrays(group["correct"].to_numpy(dtype=bool),
-                                                 group["confidence"].to_numpy(dtype=np.float64))
+        out[key] = CalibrationSketch.from_arrays(
+            y[index], c[index], sample_weight=None if w is None else w[index])
     return out
+
+
+def _sketch_groups(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
+                   ) -> dict[tuple[Any, ...], list[CalibrationSketch]]:
+    """Each group's sketches, groups in order of first appearance."""
+    found: dict[tuple[Any, ...], list[CalibrationSketch]] = {}
+    for part in parts:
+        for key, sketch in part.items():
+            found.setdefault(key, []).append(sketch)
+    return found
 
 
 def _merge_sketch_dicts(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
                         ) -> dict[tuple[Any, ...], CalibrationSketch]:
-    out: dict[tuple[Any, ...], CalibrationSketch] = {}
-    for part in parts:
-        for key, sketch in part.items():
-            out[key] = out[key].merge(sketch) if key in out else sketch
-    return out
+    # one k-way merge per group (O(N log k)), not a fold of pairs (O(N k))
+    return {key: CalibrationSketch.merge_all(group)
+            for key, group in _sketch_groups(parts).items()}
 
 
 def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
-                        budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
-                        binning: str = "quantile", split_every: int = _SPLIT_EVERY
-                        ) -> dict[tuple[Any, ...], CalibrationReport]:
+                             sample_weight: Any = None,
+                             budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                             binning: str = "quantile", split_every: int = _SPLIT_EVERY
+                             ) -> dict[tuple[Any, ...], CalibrationReport]:
     """:func:`confcal.calibration_report` of each group of a dask entity table.
 
     Each partition is summarised into one :class:`~confcal.metrics.sketch.CalibrationSketch` per
@@ -293,10 +438,18 @@ def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
         :meth:`~confcal.scoring.ExtractionResult.to_calibration`), and the ``by`` columns.
     by : str or sequence of str, optional
         Group columns; default none: one group, keyed ``()``.
+    sample_weight : str or dask.dataframe.Series, optional
+        Per-row weights: the name of a column of ``ddf``, or a Series with the same
+        partitions and index. The reports are then the weighted ones of
+        :func:`confcal.calibration_report` (``sample_weight=``). Weights must be finite
+        and >= 0; a partition or group whose weights are all zero contributes its rows
+        and no weight, and a group with no weight at all gets the all-NaN report, with an
+        :class:`~confcal.exceptions.UndefinedMetricWarning`.
     budgets, n_bins, binning
         As in :func:`confcal.calibration_report`.
     split_every : int, default 8
-        Sketches merged per task of the tree reduction.
+        Sketches merged per task of the tree reduction (one k-way merge per task,
+        :meth:`~confcal.metrics.sketch.CalibrationSketch.merge_all`).
 
     Returns
     -------
@@ -305,6 +458,20 @@ def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
         without ``by``), groups in order of first appearance over the partitions; missing
         key values are None. A group whose rows all lack a confidence has no report (it
         has no rows to calibrate); it is absent from the dict.
+
+    Raises
+    ------
+    ValidationError
+        Eagerly: ``ddf`` not a dask DataFrame or without the columns, a bad ``by``,
+        ``split_every`` or ``sample_weight``. At compute time, as the array metrics do,
+        naming the column, the partition and the row: ``correct`` not bool or 0/1 (text
+        such as "yes", 0.5, 2), a confidence outside [0, 1], a weight negative or not
+        finite. No row with a confidence at all.
+
+    See Also
+    --------
+    dask_calibration_report : the one report of the whole table.
+    confcal.calibration_report : the same report from in-memory arrays.
 
     Examples
     --------
@@ -320,15 +487,34 @@ def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
     _check_ddf(ddf)
     split_every = _check_split_every(split_every)
     columns: tuple[str, ...] = () if by is None else check_by(by, ddf._meta)
-    sketches = _tree_reduce(ddf, lambda part: _partition_sketches(part, columns),
-                            _merge_sketch_dicts, split_every)
-    if not sketches:
-        raise ValidationError("ddf must have at least one row with a confidence; found 0")
-    return {key: s.report(budgets=budgets, n_bins=n_bins, binning=binning)
-            for key, s in sketches.items()}
+    ddf, weight = _with_weights(ddf, sample_weight)
+    needed = list(dict.fromkeys(["correct", "confidence", *columns]
+                                + ([] if weight is None else [weight])))
+    budgets = check_budgets(budgets)
+    n_bins = check_n_bins(n_bins)
+    binning = check_option(binning, "binning", BINNINGS)
+
+    def reports(parts: list[dict[tuple[Any, ...], CalibrationSketch]]
+                ) -> dict[tuple[Any, ...], CalibrationReport]:
+        groups = _sketch_groups(parts)
+        if not groups:
+            raise ValidationError("ddf must have at least one row with a confidence; found 0")
+        # the last merge and the report in one step (merged_report skips building the
+        # merged sketch when ranking the rows is cheaper)
+        return {key: CalibrationSketch.merged_report(group, budgets=budgets, n_bins=n_bins,
+                                                     binning=binning)
+                for key, group in groups.items()}
+
+    # the reports are computed where the last merge ran: the merged sketches (as large
+    # as the distinct confidences) never travel to the client
+    result: dict[tuple[Any, ...], CalibrationReport] = _tree_reduce(
+        ddf[needed], lambda part, i: _partition_sketches(part, i, columns, weight),
+        _merge_sketch_dicts, split_every, finish=reports, root_unmerged=True)
+    return result
 
 
-def dask_calibration_report(ddf: Any, *, budgets: Sequence[float] = DEFAULT_BUDGETS,
+def dask_calibration_report(ddf: Any, *, sample_weight: Any = None,
+                            budgets: Sequence[float] = DEFAULT_BUDGETS,
                             n_bins: int = 5, binning: str = "quantile",
                             split_every: int = _SPLIT_EVERY) -> CalibrationReport:
     """:func:`confcal.calibration_report` of a whole dask entity table, from merged sketches.
@@ -341,12 +527,17 @@ def dask_calibration_report(ddf: Any, *, budgets: Sequence[float] = DEFAULT_BUDG
     ----------
     ddf : dask.dataframe.DataFrame
         With columns ``correct`` and ``confidence`` (NaN: no confidence, left out).
-    budgets, n_bins, binning, split_every
+    sample_weight, budgets, n_bins, binning, split_every
         As in :func:`dask_calibration_reports`.
 
     Returns
     -------
     CalibrationReport
+
+    See Also
+    --------
+    dask_calibration_reports : one report per group.
+    confcal.calibration_report : the same report from in-memory arrays.
 
     Examples
     --------
@@ -356,9 +547,16 @@ def dask_calibration_report(ddf: Any, *, budgets: Sequence[float] = DEFAULT_BUDG
     >>> rep = dask_calibration_report(dd.from_pandas(frame, npartitions=2), budgets=(0.5,))
     >>> rep.auroc == confcal.calibration_report(frame["correct"], frame["confidence"]).auroc
     True
+    >>> frame["w"] = [1.0, 2.0, 0.5, 3.0]
+    >>> weighted = dask_calibration_report(dd.from_pandas(frame, npartitions=2),
+    ...                                    sample_weight="w", budgets=(0.5,))
+    >>> weighted.auroc == confcal.calibration_report(frame["correct"], frame["confidence"],
+    ...                                              sample_weight=frame["w"]).auroc
+    True
     """
-    return dask_calibration_reports(ddf, budgets=budgets, n_bins=n_bins, binning=binning,
-                               split_every=split_every)[()]
+    return dask_calibration_reports(ddf, sample_weight=sample_weight, budgets=budgets,
+                                    n_bins=n_bins, binning=binning,
+                                    split_every=split_every)[()]
 
 
 def _merge_summary_dicts(parts: list[dict[tuple[Any, ...], RunSummary]]
@@ -389,6 +587,7 @@ def dask_compare_runs(ddf: Any, *, by: str | Sequence[str] | None = None,
     _check_ddf(ddf)
     split_every = _check_split_every(split_every)
     columns = check_by(by, ddf._meta)
-    summaries = _tree_reduce(ddf, lambda part: summarize_runs(part, columns) if len(part) else {},
+    summaries = _tree_reduce(ddf,
+                             lambda part, _: summarize_runs(part, columns) if len(part) else {},
                              _merge_summary_dicts, split_every)
     return runs_table(summaries, columns, budgets=budgets, n_bins=n_bins, binning=binning)

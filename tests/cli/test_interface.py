@@ -338,3 +338,35 @@ def test_old_spellings_and_abbreviations_are_usage_errors(argv, capsys):
 def test_bad_extra_is_a_usage_error(argv, message, capsys):
     assert main(argv) == 2
     assert message in _stderr(capsys)
+
+
+def test_sketched_report_takes_sample_weight(table, tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    import confcal
+    from confcal.scoring.io import read_entities
+
+    frame = read_entities(table)
+    frame["w"] = np.arange(len(frame)) % 4  # whole weights, zero included
+    path = tmp_path / "w.parquet"
+    write_entities(frame, path)
+    out = tmp_path / "rep"
+    assert main(["report", str(path), "--sketch", "--n-resamples", "0", "--sample-weight",
+                 "w", "--budgets", "0.3", "-o", str(out)]) == 0
+    metrics = pd.read_csv(out / "metrics.csv")
+    assert metrics["model"].tolist() == ["sim-calibrated", "sim-overconfident"]  # w: no run
+    ecarb = next(c for c in metrics.columns if c.startswith("ecarb"))
+    for _, row in metrics.iterrows():
+        run = frame[(frame["model"] == row["model"]) & frame["confidence"].notna()]
+        want = confcal.calibration_report(run["correct"], run["confidence"],
+                                          sample_weight=run["w"], budgets=(0.3,))
+        assert abs(row["auroc"] - want.auroc) <= 1e-12
+        assert abs(row["ece"] - want.ece) <= 1e-12
+        assert abs(row["brier"] - want.brier) <= 1e-12
+        assert abs(row[ecarb] - want.ecarb[0.3]) <= 1e-12
+
+
+def test_sample_weight_needs_sketch(capsys):
+    assert main(["report", "e.csv", "-o", "r", "--sample-weight", "w"]) == 2
+    assert "--sample-weight: only with --sketch" in _stderr(capsys)

@@ -271,6 +271,9 @@ def _parser() -> argparse.ArgumentParser:
                              "the needed columns, and compute the metrics from per-run "
                              "calibration sketches in bounded memory: writes metrics.csv and "
                              "report.md only (no intervals, no figures: they need the rows)")
+    report.add_argument("--sample-weight", default=None, metavar="COL",
+                        help="with --sketch: a column of per-row weights for the calibration "
+                             "metrics (finite, >= 0), as calibration_report(sample_weight=)")
     report.add_argument("--baseline", default=None, metavar="NAME",
                         help="compare every run with the run whose first --by column is NAME "
                              "(and whose other --by columns are the same), on the documents "
@@ -565,7 +568,13 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
 def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     from .._markdown import csv_safe_frame, escape_text
     from ..report._render import check_destination, format_runs, staged_report, to_markdown
-    from ..report._runs import check_by, merge_summaries, runs_table, summarize_runs
+    from ..report._runs import (
+        SummaryStack,
+        check_by,
+        merge_summaries,
+        runs_table,
+        summarize_runs,
+    )
     from ..scoring.io import iter_entities
 
     if args.n_resamples:
@@ -576,21 +585,23 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     by = args.by
     if by is None:  # the metadata columns of the first table, as compare_runs; from its header
         first = next(iter_entities(args.entities[0], chunk_rows=1))
-        by = check_by(None, first)
+        # the weight column weighs rows; it does not tell runs apart
+        by = [c for c in check_by(None, first) if c != args.sample_weight]
     # only the required columns and the run columns are decoded (Parquet)
     bar = console.bar(None, "row")  # a stream of unknown length: rows read so far
+    weight = [] if args.sample_weight is None else [args.sample_weight]
 
     # one summary per table, merged only when no run has a document in two tables (the
     # same table twice would otherwise count every row twice)
     parts = []
     try:
         for path in args.entities:
-            part: dict[Any, Any] = {}
-            for chunk in iter_entities(path, columns=by):
-                part = merge_summaries(part, summarize_runs(chunk, by))
+            stack = SummaryStack()  # a balanced tree of merges, not a fold over chunks
+            for chunk in iter_entities(path, columns=[*by, *weight]):
+                stack.push(summarize_runs(chunk, by, sample_weight=args.sample_weight))
                 if bar is not None:
                     bar.update(len(chunk))
-            parts.append(part)
+            parts.append(stack.result())
     finally:
         if bar is not None:
             bar.close()
@@ -647,6 +658,8 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                          "more than once")
     if args.command not in ("demo", "report"):
         return
+    if getattr(args, "sample_weight", None) is not None and not args.sketch:
+        parser.error("argument --sample-weight: only with --sketch")
     if args.extra and getattr(args, "sketch", False):
         parser.error("argument --extra: not with --sketch (the estimators need the rows)")
     if "calibration_p" in args.extra and not args.n_resamples:

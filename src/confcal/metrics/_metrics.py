@@ -39,7 +39,14 @@ from .._validation import (
     check_sample_weight,
 )
 from ..exceptions import UndefinedMetricWarning
-from ._ranking import Ranking, dot_no_blas, scale_weights, squared_error_sum
+from ._ranking import (
+    Ranking,
+    accurate_dot,
+    dot_no_blas,
+    exact_sum,
+    scale_weights,
+    squared_error_sum,
+)
 
 if TYPE_CHECKING:
     # pandas is imported inside the functions that build a DataFrame: the scalar metrics
@@ -139,12 +146,14 @@ def ranked_auroc(r: Ranking) -> float:
     if not (r.pos_weight > 0 and r.neg_weight > 0):
         label = "incorrect" if r.pos_weight == 0 else "correct"
         return undefined_metric("auroc", f"every prediction with positive weight is {label}")
-    below = float(dot_no_blas(w.pos, w.cum_neg[r.neg_before_pos]))
+    # prefix sums within an ulp (accurate_cumsum) and blocked dot products: the error does
+    # not grow with n (a running sum lost 9e-12 relative at 1e6 rows of weight 0.7)
+    below = accurate_dot(w.pos, w.cum_neg[r.neg_before_pos])
     if start.size:
         pb_start, pb_split, pb_end = (r.pos_before(start), r.pos_before(split), r.pos_before(end))
         neg_in_run = w.cum_neg[split - pb_split] - w.cum_neg[start - pb_start]
         pos_in_run = w.cum_pos[pb_end] - w.cum_pos[pb_split]
-        below -= 0.5 * float(dot_no_blas(neg_in_run, pos_in_run))
+        below -= 0.5 * accurate_dot(neg_in_run, pos_in_run)
     return below / (r.pos_weight * r.neg_weight)
 
 
@@ -340,7 +349,9 @@ def ecarb_value(r: Ranking, budget: float, ties: str,
         caught = _ecarb_caught(r, k, ties, y, c)
     else:
         scale = Fraction(unit)  # a power of two: dividing by it is exact
-        n, e_total = Fraction(r.total_weight) / scale, Fraction(r.neg_weight) / scale
+        wt = r.weights
+        # the exact totals, as ecarb_ceiling takes them: the same ceiling to the last bit
+        n, e_total = (wt.exact_pos + wt.exact_neg) / scale, wt.exact_neg / scale
         k = review_weight(budget, n)
         if k >= n:
             # Everything is reviewed, so every error is caught, whatever the order. Said
@@ -608,7 +619,8 @@ def ecarb_ceiling(correct: ArrayLike, *, budget: float = 0.3,
         e_total = Fraction(n_rows - int(np.count_nonzero(y)))
     else:
         w = check_sample_weight(sample_weight, n_rows)
-        n, e_total = Fraction(float(w.sum())), Fraction(float(w[~y].sum()))
+        e_total = exact_sum(w[~y])
+        n = e_total + exact_sum(w[y])  # exact: no rounding of the totals
     if e_total == 0:
         return undefined_metric("ecarb_ceiling",
                           f"there are no errors among the {n_rows} predictions (E = 0)"

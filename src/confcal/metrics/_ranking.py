@@ -42,6 +42,109 @@ def dot_no_blas(a: np.ndarray, b: np.ndarray):
 _BLOCK = 1 << 16  # 512 KiB of float64: the block buffer stays in cache
 
 
+def accurate_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """Σ a·b with an error that does not grow with n: numpy's pairwise sum of the products
+    inside blocks of 65536 (~log2(65536)·eps of the block) and math.fsum across the
+    blocks; one reused buffer, no BLAS (see dot_no_blas)."""
+    n = a.shape[0]
+    buf = np.empty(min(n, _BLOCK))
+    parts = []
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        d = buf[:stop - start]
+        np.multiply(a[start:stop], b[start:stop], out=d)
+        parts.append(float(d.sum()))
+    return math.fsum(parts)
+
+
+_SPLIT = 30  # a weight's integer mantissa is cut into bits >= 30 and bits < 30
+_MAX_SPREAD = 8  # weights within 2**8 of each other (in exponent) take the integer path
+_CHUNK = 1 << 24  # rows per exact_sum chunk: 2**24 halves below 2**27 stay below 2**53
+
+
+def _integer_parts(w: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """Non-negative weights as exact integers W with w = W · 2**shift, or None when their
+    exponents spread over more than _MAX_SPREAD binades (the integers would overflow)."""
+    top = float(w.max())
+    if top == 0.0:
+        return np.zeros(w.shape[0], dtype=np.int64), 0
+    low = float(w.min(initial=np.inf, where=w > 0))
+    lo, hi = math.frexp(low)[1], math.frexp(top)[1]
+    if hi - lo > _MAX_SPREAD:
+        return None
+    # every weight is a 53-bit integer times 2**(its exponent - 53) with exponent >= lo, so
+    # times 2**(53 - lo) it is a whole number below 2**(53 + spread): exact as int64
+    shift = lo - 53
+    return (np.ldexp(w, -shift)).astype(np.int64), shift
+
+
+def exact_sum(w: np.ndarray) -> Fraction:
+    """The exact sum of non-negative finite float64 weights, as a Fraction.
+
+    Each float is an integer times a power of two: the integers of each binary exponent
+    are cut into a high and a low half and summed per exponent by ``np.bincount``, whose
+    float64 running sums of integers below 2**53 are exact; the few per-exponent sums are
+    then added as Python integers. O(n) numpy passes, no Python loop over the rows.
+    """
+    total = Fraction(0)
+    for start in range(0, w.shape[0], _CHUNK):
+        mant, exp = np.frexp(w[start:start + _CHUNK])
+        m = np.ldexp(mant, 53).astype(np.int64)
+        offset = exp - int(exp.min())
+        high = np.bincount(offset, weights=(m >> 26).astype(np.float64))
+        low = np.bincount(offset, weights=(m & ((1 << 26) - 1)).astype(np.float64))
+        base = int(exp.min()) - 53
+        for i in np.flatnonzero((high != 0) | (low != 0)):
+            whole = (int(high[i]) << 26) + int(low[i])
+            total += Fraction(whole) * Fraction(2) ** (base + int(i))
+    return total
+
+
+def grouped_sum(group: np.ndarray, w: np.ndarray, size: int) -> np.ndarray:
+    """Per group, the sum of its non-negative weights, within about one ulp of the exact sum.
+
+    Weights within 2**8 of each other are exact integers times one power of two
+    (``_integer_parts``); their high and low halves are summed per group by ``np.bincount``,
+    exactly while a group holds fewer than 2**22 rows, and the two sums rounded once
+    each. A plain ``np.bincount`` of the floats (the fallback for weights spread wider) adds
+    one rounding per row.
+    """
+    parts = _integer_parts(w) if w.shape[0] else None
+    if parts is None:
+        out: np.ndarray = np.bincount(group, weights=w, minlength=size)
+        return out
+    m, shift = parts
+    high = np.bincount(group, weights=(m >> _SPLIT).astype(np.float64), minlength=size)
+    low = np.bincount(group, weights=(m & ((1 << _SPLIT) - 1)).astype(np.float64),
+                      minlength=size)
+    return np.ldexp(high, _SPLIT + shift) + np.ldexp(low, shift)
+
+
+def accurate_cumsum(w: np.ndarray) -> np.ndarray:
+    """[0, w0, w0 + w1, ...] with each prefix sum within about one ulp of the exact one.
+
+    Weights within 2**8 of each other (the usual case) are turned into exact integers
+    (``_integer_parts``) and summed exactly in int64, as a high and a low part; each exact
+    prefix is then rounded to float64 about once. A running float sum (``np.cumsum``) loses
+    up to n ulps instead: with every weight 0.7, 9e-12 relative of AUROC at 1e6 rows.
+    Weights spread wider fall back to ``np.cumsum``.
+    """
+    out = np.empty(w.shape[0] + 1)
+    out[0] = 0.0
+    parts = _integer_parts(w) if w.shape[0] else None
+    if parts is None:
+        np.cumsum(w, out=out[1:])
+        return out
+    m, shift = parts
+    # int64 sums: the high parts are below 2**31 and the low parts below 2**30 each, so
+    # neither overflows for n < 2**32; each prefix is rounded once per part
+    high = np.cumsum(m >> _SPLIT)
+    low = np.cumsum(m & ((1 << _SPLIT) - 1))
+    out[1:] = np.ldexp(high.astype(np.float64), _SPLIT + shift)
+    out[1:] += np.ldexp(low.astype(np.float64), shift)
+    return out
+
+
 def squared_error_sum(target: np.ndarray | float, value: np.ndarray,
                       weight: np.ndarray | None = None) -> float:
     """Σ weight·(value − target)², accurate to a few ulps of the result.
@@ -94,7 +197,7 @@ def keys_to_confidence(keys: np.ndarray) -> np.ndarray:
     return (keys >> 1).view(np.float64)
 
 
-def _low_bits(keys: np.ndarray) -> np.ndarray:
+def low_bits(keys: np.ndarray) -> np.ndarray:
     # The low byte of each little/big-endian int64 holds bit 0; reading it through a strided
     # uint8 view is 3x cheaper than `keys & 1` followed by a bool conversion.
     byte = 0 if np.little_endian else 7
@@ -110,17 +213,21 @@ class Weights:
 
     @cached_property
     def cum_pos(self) -> np.ndarray:
-        out = np.empty(self.pos.shape[0] + 1)
-        out[0] = 0.0
-        np.cumsum(self.pos, out=out[1:])
-        return out
+        return accurate_cumsum(self.pos)
 
     @cached_property
     def cum_neg(self) -> np.ndarray:
-        out = np.empty(self.neg.shape[0] + 1)
-        out[0] = 0.0
-        np.cumsum(self.neg, out=out[1:])
-        return out
+        return accurate_cumsum(self.neg)
+
+    @cached_property
+    def exact_pos(self) -> Fraction:
+        """The exact total weight of the correct predictions."""
+        return exact_sum(self.pos)
+
+    @cached_property
+    def exact_neg(self) -> Fraction:
+        """The exact total weight of the incorrect predictions."""
+        return exact_sum(self.neg)
 
 
 class Ranking:
@@ -161,7 +268,7 @@ class Ranking:
     # -- static structure (independent of weights) --------------------------------------
     @cached_property
     def is_pos(self) -> np.ndarray:
-        return _low_bits(self.keys)
+        return low_bits(self.keys)
 
     @cached_property
     def pos_positions(self) -> np.ndarray:
@@ -284,9 +391,9 @@ class Ranking:
         if self.weights is None:
             return float(self.confidence[start:stop].sum())
         a, b = int(self.pos_before(start)), int(self.pos_before(stop))
-        total = float(dot_no_blas(self.weights.pos[a:b], self.pos_confidence[a:b]))
+        total = accurate_dot(self.weights.pos[a:b], self.pos_confidence[a:b])
         a, b = start - a, stop - b
-        return total + float(dot_no_blas(self.weights.neg[a:b], self.neg_confidence[a:b]))
+        return math.fsum([total, accurate_dot(self.weights.neg[a:b], self.neg_confidence[a:b])])
 
     @cached_property
     def pos_confidence(self) -> np.ndarray:

@@ -46,7 +46,15 @@ from ._metrics import (
     review_weight,
     undefined_metric,
 )
-from ._ranking import Ranking, Weights, dot_no_blas, pack_keys, squared_error_sum
+from ._ranking import (
+    Ranking,
+    Weights,
+    dot_no_blas,
+    grouped_sum,
+    low_bits,
+    pack_keys,
+    squared_error_sum,
+)
 from ._report import CalibrationReport
 
 if TYPE_CHECKING:  # pandas loads in error_bounds, not on import: the metrics cost numpy
@@ -68,6 +76,8 @@ _HEADER_DIGEST_SIZE = 8
 _HEADER_SIZE = _FIELDS.size + _HEADER_DIGEST_SIZE
 _DIGEST_SIZE = 16
 _FLAG_WEIGHTED = 1
+# An unweighted report ranks the rows themselves when they are at most this many per cell
+_ROW_RANKING_FACTOR = 4
 _KNOWN_FLAGS = _FLAG_WEIGHTED
 
 
@@ -117,8 +127,8 @@ def _check_cells(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
     Values finite, in [0, 1], +0.0 not -0.0 (pack_keys drops the sign), strictly ascending,
     on the grid when snapped (``resolution`` already checked); counts >= 0, at least one
     row per cell, adding up to ``n_rows`` (None: not compared) without int64 overflow;
-    weights finite, >= 0, exactly 0 on the side of a cell with no rows, with a positive
-    total (sample_weight must have one).
+    weights finite, >= 0, exactly 0 on the side of a cell with no rows (a total of zero is
+    a sketch of rows without weight).
     """
     cells = values.shape[0]
     arrays: dict[str, np.ndarray | None] = {"n_correct": n_pos, "n_incorrect": n_neg}
@@ -180,7 +190,7 @@ def _check_cell_counts(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
 
 def _check_cell_weights(w_pos: np.ndarray, w_neg: np.ndarray, n_pos: np.ndarray,
                         n_neg: np.ndarray, where: str) -> None:
-    """Weights finite, >= 0, exactly 0 on the side of a cell with no rows, positive total."""
+    """Weights finite, >= 0, exactly 0 on the side of a cell with no rows."""
     for name, w, n in (("w_correct", w_pos, n_pos), ("w_incorrect", w_neg, n_neg)):
         bad = ~(np.isfinite(w) & (w >= 0.0))
         if bad.any():
@@ -192,10 +202,18 @@ def _check_cell_weights(w_pos: np.ndarray, w_neg: np.ndarray, n_pos: np.ndarray,
             i = _first(ghost)
             raise ValidationError(f"{where}: {name} must be 0 where n_{name[2:]} is 0; found "
                                   f"{float(w[i])!r} at index {i}")
-    cells = w_pos.shape[0]
-    if cells and not float(w_pos.sum()) + float(w_neg.sum()) > 0.0:
-        raise ValidationError(f"{where}: the weights must have a positive total; found all "
-                              f"{2 * cells} zero")
+
+
+def _is_empty_chunk(correct: Any, confidence: Any, sample_weight: Any) -> bool:
+    """True when every array given is 1-D and empty (and their lengths thus agree)."""
+    arrays = [correct, confidence] + ([] if sample_weight is None else [sample_weight])
+    for a in arrays:
+        if a is None or isinstance(a, (str, bytes)):
+            return False
+        shape = np.shape(a)
+        if shape != (0,):
+            return False
+    return True
 
 
 def _unsupported_version(version: int) -> ValidationError:
@@ -261,6 +279,52 @@ def _check_blob_length(data: bytes, cells: int, n_cols: int, header_size: int,
         raise ValidationError(
             f"sketch blob has {extra} trailing byte{'s' if extra > 1 else ''}: its header "
             f"accounts for {expected} bytes ({cells} cells); found {len(data)}")
+
+
+def _mergeable(sketches: Any) -> list[CalibrationSketch]:
+    """The sketches as a list, once they can be merged: at least one, one resolution, all
+    weighted or all unweighted (empty sketches excepted)."""
+    parts = [sketches] if isinstance(sketches, CalibrationSketch) else list(sketches)
+    if not parts:
+        raise ValidationError("sketches must hold at least one CalibrationSketch; found 0")
+    for i, s in enumerate(parts):
+        if not isinstance(s, CalibrationSketch):
+            raise ValidationError(f"sketches must be CalibrationSketch objects; found "
+                                  f"{type(s).__name__} at index {i}")
+    first = parts[0]
+    for i, s in enumerate(parts[1:], 1):
+        if s.resolution != first.resolution:
+            raise ValidationError(
+                f"sketches must share a resolution to merge; found {first.resolution!r} "
+                f"and {s.resolution!r} at index {i}")
+    filled = [(i, s) for i, s in enumerate(parts) if len(s.values)]
+    for i, s in filled[1:]:
+        if s.weighted != filled[0][1].weighted:
+            raise ValidationError(
+                "sketches must all be weighted or all unweighted to merge; found "
+                f"weighted={filled[0][1].weighted} and weighted={s.weighted} at index {i}")
+    return parts
+
+
+def _rows_report(r: Ranking, budgets: tuple[float, ...], n_bins: int, binning: str,
+                 ties: str) -> CalibrationReport:
+    """The report of an unweighted Ranking of rows (checked options), as a sketch gives it."""
+    from types import MappingProxyType
+
+    bins = ranking_bins(r, n_bins, binning)
+    nan = {b: math.nan for b in budgets}
+    ecarbs, ceilings = dict(nan), dict(nan)
+    if r.n_neg == 0:
+        undefined_metric("ecarb", f"there are no errors among the {r.n} predictions (E = 0)")
+    else:
+        for b in budgets:
+            _, _, ecarbs[b], ceilings[b] = ecarb_value(r, b, ties)
+    brier = squared_error_sum(r.is_pos, r.confidence) / r.n
+    return CalibrationReport(
+        n=r.n, n_errors=r.n_neg, accuracy=r.n_pos / r.n, auroc=ranked_auroc(r),
+        ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins), brier=brier,
+        ecarb=MappingProxyType(ecarbs), ecarb_ceiling=MappingProxyType(ceilings),
+        bins=bins_frame(bins, 0, weighted=False), n_bins=n_bins, binning=binning, ties=ties)
 
 
 @dataclass(frozen=True, eq=False)
@@ -331,22 +395,41 @@ class CalibrationSketch:
     def from_arrays(cls, correct: ArrayLike, confidence: ArrayLike, *,
                     sample_weight: ArrayLike | None = None,
                     resolution: float | None = None) -> CalibrationSketch:
-        """Summarise arrays; the same validation (and errors) as the array metrics."""
-        y, c, w = check_calibration_data(correct, confidence, sample_weight)
+        """Summarise arrays; the same validation (and errors) as the array metrics.
+
+        Two inputs the array metrics refuse are valid chunks here, so that per-partition
+        and streaming code needs no special case: empty arrays give the empty sketch
+        (:meth:`empty`, weighted when ``sample_weight`` is given), and weights that are
+        all zero give a sketch whose rows carry no weight (they add to ``n``, as rows of
+        zero weight do in :func:`confcal.calibration_report`, and to no metric).
+
+        See Also
+        --------
+        update : this sketch merged with the sketch of more arrays.
+        merge_all : merges many sketches.
+        """
         m = _check_resolution(resolution)
+        if _is_empty_chunk(correct, confidence, sample_weight):
+            return cls.empty(resolution=resolution, weighted=sample_weight is not None)
+        y, c, w = check_calibration_data(correct, confidence, sample_weight,
+                                         positive_total=False)
         if m is not None:
             c = _snap(c, m)
         if w is None:
-            # The packed keys of confidence and label; cells are runs of equal keys.
+            # The packed keys of confidence and label, sorted: a value's rows are one run,
+            # its errors first; the correct ones are the run's keys with bit 0 set.
             keys = pack_keys(y, c)
             keys.sort()
-            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-            counts = np.diff(np.r_[starts, keys.shape[0]])
-            return cls._from_cells(keys[starts], counts, None, resolution)
+            bits = keys >> 1
+            starts = np.flatnonzero(np.r_[True, bits[1:] != bits[:-1]])
+            rows = np.diff(np.r_[starts, keys.shape[0]])
+            n_pos = np.add.reduceat(low_bits(keys).view(np.uint8), starts, dtype=np.int64)
+            return cls(bits[starts].view(np.float64), n_pos, rows - n_pos, None, None,
+                       resolution)
         keys = pack_keys(y, c)
         cell_keys, inverse = np.unique(keys, return_inverse=True)
         counts = np.bincount(inverse, minlength=cell_keys.shape[0])
-        weights = np.bincount(inverse, weights=w, minlength=cell_keys.shape[0])
+        weights = grouped_sum(inverse, w, cell_keys.shape[0])  # digits kept as n grows
         return cls._from_cells(cell_keys, counts, weights, resolution)
 
     @classmethod
@@ -375,34 +458,87 @@ class CalibrationSketch:
             correct, confidence, sample_weight=sample_weight, resolution=self.resolution))
 
     def merge(self, other: CalibrationSketch) -> CalibrationSketch:
-        """The sketch of both inputs. Associative and commutative (exact for counts)."""
+        """The sketch of both inputs. Associative and commutative (exact for counts).
+
+        See Also
+        --------
+        merge_all : many sketches at once, in O(N log k).
+        """
         if not isinstance(other, CalibrationSketch):
             raise ValidationError(
                 f"other must be a CalibrationSketch; found {type(other).__name__}")
-        if self.resolution != other.resolution:
-            raise ValidationError(
-                f"sketches must share a resolution to merge; found {self.resolution!r} "
-                f"and {other.resolution!r}")
-        if self.weighted != other.weighted and len(self.values) and len(other.values):
-            raise ValidationError(
-                "sketches must both be weighted or both unweighted to merge; "
-                f"found weighted={self.weighted} and weighted={other.weighted}")
-        weighted = self.weighted or other.weighted
-        values = np.concatenate([self.values, other.values])
-        merged, inverse = np.unique(values, return_inverse=True)
+        return CalibrationSketch.merge_all([self, other])
 
-        def add(a: np.ndarray, b: np.ndarray, dtype: type) -> np.ndarray:
-            out: np.ndarray = np.zeros(merged.shape[0], dtype=dtype)
-            np.add.at(out, inverse, np.concatenate([a, b]).astype(dtype))
+    @classmethod
+    def merge_all(cls, sketches: Sequence[CalibrationSketch] | Any) -> CalibrationSketch:
+        """The sketch of every input, merged at once (a k-way merge).
+
+        Each sketch's values are sorted, so the concatenated values are k sorted runs;
+        a stable merge sort of them (numpy's timsort gallops through runs) costs
+        O(N log k) for N cells in all, and the counts and weights of equal values are
+        added in input order. The result equals folding :meth:`merge` over the inputs
+        in that order, bit for bit; counts (and whole-number weights) are exact, so any
+        order of inputs gives the same sketch. Empty sketches are the identity.
+
+        Parameters
+        ----------
+        sketches : iterable of CalibrationSketch
+            At least one; all of one resolution, and all weighted or all unweighted
+            (empty sketches excepted).
+
+        Returns
+        -------
+        CalibrationSketch
+
+        See Also
+        --------
+        merge : two sketches.
+        from_arrays : a sketch of arrays.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> conf = np.array([0.2, 0.9, 0.2, 0.5, 0.9, 0.2])
+        >>> correct = np.array([0, 1, 1, 0, 1, 0], dtype=bool)
+        >>> parts = [CalibrationSketch.from_arrays(correct[i:i + 2], conf[i:i + 2])
+        ...          for i in range(0, 6, 2)]
+        >>> merged = CalibrationSketch.merge_all(parts)
+        >>> merged.values.tolist(), merged.n_correct.tolist(), merged.n_incorrect.tolist()
+        ([0.2, 0.5, 0.9], [1, 0, 2], [2, 1, 0])
+        >>> merged == CalibrationSketch.from_arrays(correct, conf)
+        True
+        """
+        parts = _mergeable(sketches)
+        first = parts[0]
+        filled = [s for s in parts if len(s.values)]
+        if not filled:  # nothing but empty sketches: weighted if any of them is
+            return cls.empty(resolution=first.resolution,
+                             weighted=any(s.weighted for s in parts))
+        if len(filled) == 1:  # the empty ones are the identity
+            return filled[0]
+        return cls._merge_cells(filled, filled[0].weighted, first.resolution)
+
+    @classmethod
+    def _merge_cells(cls, parts: list[CalibrationSketch], weighted: bool,
+                     resolution: float | None) -> CalibrationSketch:
+        """The k-way merge itself: sorted runs of values in, one sorted sketch out."""
+        # Non-negative float64 values order like their int64 bit patterns; a stable sort
+        # of k sorted runs is a timsort merge of the runs, and equal values keep input order.
+        bits = np.concatenate([s.values for s in parts]).view(np.int64)
+        order = np.argsort(bits, kind="stable")
+        bits = bits[order]
+        starts = np.flatnonzero(np.r_[True, bits[1:] != bits[:-1]])
+
+        def add(columns: list[np.ndarray]) -> np.ndarray:
+            out: np.ndarray = np.add.reduceat(np.concatenate(columns)[order], starts)
             return out
 
         w_pos = w_neg = None
         if weighted:
-            w_pos = add(self._w(True), other._w(True), np.float64)
-            w_neg = add(self._w(False), other._w(False), np.float64)
-        return CalibrationSketch(merged, add(self.n_correct, other.n_correct, np.int64),
-                                 add(self.n_incorrect, other.n_incorrect, np.int64),
-                                 w_pos, w_neg, self.resolution)
+            w_pos = add([s._w(True) for s in parts])
+            w_neg = add([s._w(False) for s in parts])
+        return cls(bits[starts].view(np.float64), add([s.n_correct for s in parts]),
+                   add([s.n_incorrect for s in parts]), w_pos, w_neg, resolution)
 
     def _w(self, correct: bool) -> np.ndarray:
         w = self.w_correct if correct else self.w_incorrect
@@ -441,12 +577,64 @@ class CalibrationSketch:
             has_neg |= self._w(False) > 0
             has_pos |= self._w(True) > 0
         bits = self.values.view(np.int64) << 1
-        # per value: the error cell first, then the correct cell (the packed-key order)
-        keys = np.stack([bits, bits | 1], axis=1)[np.stack([has_neg, has_pos], axis=1)]
-        rows = np.stack([self.n_incorrect, self.n_correct], axis=1)[
-            np.stack([has_neg, has_pos], axis=1)]
+        # per value: the error cell first, then the correct cell (the packed-key order);
+        # one index of the kept cells serves keys and rows
+        keep = np.flatnonzero(np.column_stack([has_neg, has_pos]).ravel())
+        keys = np.column_stack([bits, bits | 1]).ravel()[keep]
+        rows = np.column_stack([self.n_incorrect, self.n_correct]).ravel()[keep]
         weights = Weights(self._w(True)[has_pos], self._w(False)[has_neg])
         return Ranking(keys, weights), rows
+
+    def _row_keys(self) -> np.ndarray:
+        """The sorted packed keys of the rows themselves: each cell's key repeated once per
+        row, errors first — the very keys ``calibration_report`` sorts."""
+        bits = self.values.view(np.int64) << 1
+        keys = np.column_stack([bits, bits | 1]).ravel()
+        return np.repeat(keys, np.column_stack([self.n_incorrect, self.n_correct]).ravel())
+
+    @classmethod
+    def merged_report(cls, sketches: Sequence[CalibrationSketch] | Any, *,
+                      budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
+                      binning: str = "quantile", ties: str = "expected") -> CalibrationReport:
+        """``merge_all(sketches).report(...)``, without the merged sketch when it need not be
+        built.
+
+        Unweighted sketches of few rows per distinct value (continuous confidences) are
+        reported from the sorted rows, which a merged sketch would rebuild anyway: their
+        keys are k sorted runs, and one stable sort (a merge of the runs) gives the
+        ranking directly. The report is the one of the merged sketch, bit for bit.
+
+        See Also
+        --------
+        merge_all : the merged sketch.
+        report : the report of one sketch.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> conf = rng.uniform(size=100)
+        >>> correct = rng.uniform(size=100) < conf
+        >>> parts = [CalibrationSketch.from_arrays(correct[i:i + 25], conf[i:i + 25])
+        ...          for i in range(0, 100, 25)]
+        >>> CalibrationSketch.merged_report(parts) == CalibrationSketch.merge_all(parts).report()
+        True
+        """
+        parts = _mergeable(sketches)
+        filled = [s for s in parts if len(s.values)]
+        rows = sum(s.n for s in filled)
+        cells = sum(s.values.shape[0] for s in filled)
+        if len(filled) < 2 or any(s.weighted for s in filled) or (
+                rows > _ROW_RANKING_FACTOR * cells):
+            return cls.merge_all(parts).report(budgets=budgets, n_bins=n_bins,
+                                               binning=binning, ties=ties)
+        budgets = check_budgets(budgets)
+        n_bins = check_n_bins(n_bins)
+        binning = check_option(binning, "binning", BINNINGS)
+        ties = check_option(ties, "ties", SKETCH_TIES)
+        keys = np.concatenate([s._row_keys() for s in filled])
+        keys.sort(kind="stable")  # k sorted runs: a merge of them
+        return _rows_report(Ranking(keys), budgets, n_bins, binning, ties)
 
     def _check_nonempty(self) -> None:
         if self.n == 0:
@@ -467,6 +655,12 @@ class CalibrationSketch:
         n_bins = check_n_bins(n_bins)
         binning = check_option(binning, "binning", BINNINGS)
         ties = check_option(ties, "ties", SKETCH_TIES)
+        if self.weighted and not float(self._w(True).sum() + self._w(False).sum()) > 0.0:
+            return self._weightless_report(budgets, n_bins, binning, ties)
+        if not self.weighted and self.n <= _ROW_RANKING_FACTOR * self.values.shape[0]:
+            # Few rows per cell (continuous confidences): ranking the rows is cheaper than
+            # the weighted ranking of the cells, and it is calibration_report's own.
+            return _rows_report(Ranking(self._row_keys()), budgets, n_bins, binning, ties)
         r, rows = self._ranking()
         bins = ranking_bins(r, n_bins, binning)
         # ranking_bins counts cells; a bin's count is the rows of its cells
@@ -484,6 +678,22 @@ class CalibrationSketch:
             auroc=ranked_auroc(r), ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
             brier=brier, ecarb=ecarbs, ecarb_ceiling=ceilings,
             bins=bins_frame(bins, 0, weighted=self.weighted),
+            n_bins=n_bins, binning=binning, ties=ties)
+
+    def _weightless_report(self, budgets: tuple[float, ...], n_bins: int, binning: str,
+                           ties: str) -> CalibrationReport:
+        """Rows that all weigh zero: every metric is undefined (a warning and NaN)."""
+        from types import MappingProxyType
+
+        undefined_metric("calibration_report", f"the {self.n} predictions all carry zero "
+                         "weight (total weight 0)")
+        nan = {b: math.nan for b in budgets}
+        empty = Ranking(np.zeros(0, dtype=np.int64), Weights(np.zeros(0), np.zeros(0)))
+        bins = ranking_bins(empty, n_bins, binning)
+        return CalibrationReport(
+            n=self.n, n_errors=self.n_errors, accuracy=math.nan, auroc=math.nan,
+            ece=math.nan, mce=math.nan, brier=math.nan, ecarb=MappingProxyType(nan),
+            ecarb_ceiling=MappingProxyType(dict(nan)), bins=bins_frame(bins, 0, weighted=True),
             n_bins=n_bins, binning=binning, ties=ties)
 
     def _ecarb(self, r: Ranking, budgets: tuple[float, ...], ties: str
@@ -626,7 +836,7 @@ class CalibrationSketch:
             within [0, 1], strictly ascending and on the grid when snapped; resolution
             none or in (0, 1] dividing 1; known flags only; counts >= 0, at least one row
             per value, adding up to the header's row count; weights finite, >= 0, zero
-            where the count is zero, with a positive total. No other exception type
+            where the count is zero. No other exception type
             escapes, and lengths are checked against ``len(data)`` before anything is
             allocated, so the cost stays O(len(data)) on hostile input.
 

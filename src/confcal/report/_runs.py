@@ -466,27 +466,47 @@ class RunSummary:
     sketch: CalibrationSketch
 
     @classmethod
-    def _from_checked(cls, frame: pd.DataFrame) -> RunSummary:
+    def _from_checked(cls, frame: pd.DataFrame, sample_weight: str | None = None
+                      ) -> RunSummary:
         confidence = frame["confidence"].to_numpy(dtype=np.float64)
         has = ~np.isnan(confidence)
+        w = None
+        if sample_weight is not None:  # checked by from_arrays (names the column)
+            w = frame[sample_weight].to_numpy()[has]
         totals = ExtractionTotals.from_codes(outcome_codes(frame["outcome"]),
                                              frame["weight"].to_numpy(dtype=np.float64),
                                              frame["similarity"].to_numpy(dtype=np.float64))
         return cls(
             doc_ids=frozenset(frame["doc_id"].tolist()), n_entities=len(frame),
             n_without_confidence=int((~has).sum()), totals=totals,
-            sketch=(CalibrationSketch.from_arrays(frame["correct"].to_numpy(dtype=bool)[has],
-                                                  confidence[has])
-                    if has.any() else CalibrationSketch.empty()))
+            sketch=_run_sketch(frame["correct"].to_numpy(dtype=bool)[has], confidence[has],
+                               w, sample_weight))
 
     def merge(self, other: RunSummary) -> RunSummary:
         """The summary of both parts."""
         if not isinstance(other, RunSummary):
             raise ValidationError(f"other must be a RunSummary; found {type(other).__name__}")
-        return RunSummary(
-            self.doc_ids | other.doc_ids, self.n_entities + other.n_entities,
-            self.n_without_confidence + other.n_without_confidence,
-            self.totals + other.totals, self.sketch.merge(other.sketch))
+        return RunSummary.merge_all([self, other])
+
+    @classmethod
+    def merge_all(cls, parts: Sequence[RunSummary]) -> RunSummary:
+        """The summary of every part at once: one union of the doc ids and one k-way merge
+        of the sketches (:meth:`CalibrationSketch.merge_all`), not a fold of pairs."""
+        if not parts:
+            raise ValidationError("parts must hold at least one RunSummary; found 0")
+        for i, p in enumerate(parts):
+            if not isinstance(p, RunSummary):
+                raise ValidationError(f"parts must be RunSummary objects; found "
+                                      f"{type(p).__name__} at index {i}")
+        if len(parts) == 1:
+            return parts[0]
+        totals = parts[0].totals
+        for p in parts[1:]:
+            totals = totals + p.totals
+        return cls(frozenset().union(*(p.doc_ids for p in parts)),
+                   sum(p.n_entities for p in parts),
+                   sum(p.n_without_confidence for p in parts), totals,
+                   CalibrationSketch.merge_all([p.sketch for p in parts]))
 
     def metrics(self, label: str, *, budgets: tuple[float, ...], n_bins: int,
                 binning: str) -> dict[str, Any]:
@@ -506,11 +526,37 @@ def _key_part(value: Any) -> Any:
     return None if is_missing(value, blank=False) else value
 
 
-def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any, ...], RunSummary]:
+def _run_sketch(correct: np.ndarray, confidence: np.ndarray, w: np.ndarray | None,
+                column: str | None) -> CalibrationSketch:
+    """The sketch of a run's rows with a confidence; weights checked under their column."""
+    if w is None:
+        return CalibrationSketch.from_arrays(correct, confidence) if confidence.size else (
+            CalibrationSketch.empty())
+    if not confidence.size:
+        return CalibrationSketch.empty(weighted=True)
+    try:
+        return CalibrationSketch.from_arrays(correct, confidence, sample_weight=w)
+    except ValidationError as exc:
+        raise ValidationError(str(exc).replace("sample_weight", f"sample_weight column "
+                                               f"{column!r}", 1)) from None
+
+
+def _check_weight_column(sample_weight: Any, frame: pd.DataFrame) -> str | None:
+    if sample_weight is None:
+        return None
+    if not isinstance(sample_weight, str) or sample_weight not in frame.columns:
+        raise ValidationError(f"sample_weight must be None or the name of a column of the "
+                              f"entity table; found {sample_weight!r}")
+    return sample_weight
+
+
+def summarize_runs(entities: pd.DataFrame, by: Sequence[str], *,
+                   sample_weight: str | None = None) -> dict[tuple[Any, ...], RunSummary]:
     """One :class:`RunSummary` per group of ``by`` values (missing values: key None).
 
     Summaries of different tables merge with :func:`merge_summaries`; :func:`runs_table`
-    turns them into the :func:`compare_runs` table.
+    turns them into the :func:`compare_runs` table. ``sample_weight`` names a column of
+    per-row weights for the calibration metrics (finite, >= 0; the sketch is weighted).
 
     See Also
     --------
@@ -520,14 +566,14 @@ def summarize_runs(entities: pd.DataFrame, by: Sequence[str]) -> dict[tuple[Any,
     frame = check_entities(entities)
     by = check_by(list(by), frame)
     check_unique_entities(frame)
+    weight = _check_weight_column(sample_weight, frame)
     if not by:
-        return {(): RunSummary._from_checked(frame)}
-    out: dict[tuple[Any, ...], RunSummary] = {}
+        return {(): RunSummary._from_checked(frame, weight)}
+    found: dict[tuple[Any, ...], list[RunSummary]] = {}
     for key, group in frame.groupby(list(by), sort=False, dropna=False, observed=True):
         key = tuple(_key_part(k) for k in (key if isinstance(key, tuple) else (key,)))
-        summary = RunSummary._from_checked(group)
-        out[key] = out[key].merge(summary) if key in out else summary
-    return out
+        found.setdefault(key, []).append(RunSummary._from_checked(group, weight))
+    return {key: RunSummary.merge_all(parts) for key, parts in found.items()}
 
 
 def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary], disjoint: bool = False,
@@ -554,7 +600,7 @@ def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary], disjoint: bool = 
     if len(labels) != len(parts):
         raise ValidationError(f"names must name every part; found {len(labels)} names for "
                               f"{len(parts)} parts")
-    out: dict[tuple[Any, ...], RunSummary] = {}
+    found: dict[tuple[Any, ...], list[RunSummary]] = {}
     seen_in: dict[tuple[Any, ...], list[tuple[int, frozenset[Any]]]] = {}
     for i, part in enumerate(parts):
         for key, summary in part.items():
@@ -571,8 +617,39 @@ def merge_summaries(*parts: dict[tuple[Any, ...], RunSummary], disjoint: bool = 
                             "runs without metadata to tell them apart: score_documents("
                             "metadata=...), --meta run=NAME on the command line)")
                 seen_in.setdefault(key, []).append((i, summary.doc_ids))
-            out[key] = out[key].merge(summary) if key in out else summary
-    return out
+            found.setdefault(key, []).append(summary)
+    # one k-way merge per group (RunSummary.merge_all), never a fold over the parts
+    return {key: RunSummary.merge_all(group) for key, group in found.items()}
+
+
+class SummaryStack:
+    """Summaries of a stream of tables, merged as a balanced tree while they arrive.
+
+    Level i holds the merged summaries of 2**i tables (or nothing); a new table's summaries
+    enter at level 0 and carry upwards like a binary counter, so every summary takes part
+    in O(log k) merges of k tables (not k, as a running fold would) and at most
+    log2(k) + 1 merged summaries are held at once. Groups keep their order of first
+    appearance.
+    """
+
+    def __init__(self) -> None:
+        self._levels: list[dict[tuple[Any, ...], RunSummary] | None] = []
+
+    def push(self, summaries: dict[tuple[Any, ...], RunSummary]) -> None:
+        carry, i = summaries, 0
+        while i < len(self._levels) and self._levels[i] is not None:
+            older = self._levels[i]
+            assert older is not None
+            carry = merge_summaries(older, carry)
+            self._levels[i] = None
+            i += 1
+        if i == len(self._levels):
+            self._levels.append(None)
+        self._levels[i] = carry
+
+    def result(self) -> dict[tuple[Any, ...], RunSummary]:
+        """Every table's summaries merged (the oldest tables' groups first)."""
+        return merge_summaries(*(lv for lv in reversed(self._levels) if lv is not None))
 
 
 def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], *,
@@ -603,6 +680,7 @@ def runs_table(summaries: dict[tuple[Any, ...], RunSummary], by: Sequence[str], 
 
 
 def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[str] | None = None,
+                          sample_weight: str | None = None,
                           budgets: Sequence[float] = DEFAULT_BUDGETS, n_bins: int = 5,
                           binning: str = "quantile") -> pd.DataFrame:
     """:func:`compare_runs` over a stream of entity tables, holding one at a time.
@@ -620,6 +698,10 @@ def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[
     tables : iterable of pandas.DataFrame
         Entity tables; ``by`` (default: the metadata columns of the first table) must be
         columns of every one.
+    sample_weight : str, optional
+        A column of per-row weights for the calibration metrics (AUROC, ECE, MCE, Brier,
+        ECARB): each run's are then those of :func:`confcal.calibration_report` with
+        ``sample_weight=``. WOA and F1 keep the ``weight`` column of the scoring.
     by, budgets, n_bins, binning
         As in :func:`compare_runs`.
 
@@ -639,12 +721,13 @@ def compare_runs_sketched(tables: Iterable[pd.DataFrame], *, by: str | Sequence[
     """
     if isinstance(tables, pd.DataFrame):
         tables = [tables]
-    summaries: dict[tuple[Any, ...], RunSummary] = {}
+    stack = SummaryStack()
     columns: tuple[str, ...] | None = None
     for table in tables:
         if columns is None:
             columns = check_by(by, check_entities(table))
-        summaries = merge_summaries(summaries, summarize_runs(table, columns))
+        stack.push(summarize_runs(table, columns, sample_weight=sample_weight))
     if columns is None:
         raise ValidationError("tables must hold at least one entity table; found 0")
-    return runs_table(summaries, columns, budgets=budgets, n_bins=n_bins, binning=binning)
+    return runs_table(stack.result(), columns, budgets=budgets, n_bins=n_bins,
+                      binning=binning)
