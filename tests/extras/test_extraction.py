@@ -113,10 +113,16 @@ class Handler(BaseHTTPRequestHandler):
                                     "body": body})
             script.in_flight += 1
             script.max_in_flight = max(script.max_in_flight, script.in_flight)
+        answered = False
         try:
             status, headers, payload, delay = script.next(body)
             if delay:
                 time.sleep(delay)
+            # out of flight before the answer leaves: once the client has it, its next
+            # request may arrive before this thread would reach a later decrement
+            with script.lock:
+                script.in_flight -= 1
+                answered = True
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)
@@ -126,8 +132,9 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test)
         finally:
-            with script.lock:
-                script.in_flight -= 1
+            if not answered:
+                with script.lock:
+                    script.in_flight -= 1
 
     def log_message(self, *args: Any) -> None:
         pass

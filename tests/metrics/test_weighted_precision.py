@@ -59,7 +59,7 @@ def test_report_ceiling_equals_ecarb_ceiling_to_the_last_bit():
         y = rng.uniform(size=n) < 0.6
         c = np.round(rng.uniform(size=n), 1)
         w = rng.uniform(0, 7, size=n)
-        if not (~y).any():
+        if y.all() or not y.any():  # AUROC (in the report) needs both classes
             continue
         for b in (0.1, 0.3, 0.77):
             got = confcal.calibration_report(y, c, budgets=[b], sample_weight=w).ecarb_ceiling[b]

@@ -246,11 +246,15 @@ def _table_html(head: Sequence[str], rows: Sequence[Sequence[str]], css_class: s
     """An HTML table of cells that are already HTML (escaped by the caller)."""
     header = "".join(f"<th>{h}</th>" for h in head)
     body = "\n".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    # the box scrolls sideways, the page never does; the shadows at its edges (CSS) and the
-    # hint below it say that more columns follow
-    return (f'<div class="scroll" role="region" tabindex="0" aria-label="table; scrolls '
-            f'sideways when wider than the page">\n<table class="{html.escape(css_class)}">\n'
-            f"<thead><tr>{header}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table></div>\n"
+    return (f'<table class="{html.escape(css_class)}">\n<thead><tr>{header}</tr></thead>\n'
+            f"<tbody>\n{body}\n</tbody>\n</table>")
+
+
+def _scrolling(table: str) -> str:
+    """A table in a box that scrolls sideways (the page never does), and the hint that more
+    columns follow; the shadows at the box's edges (CSS) show it too."""
+    return ('<div class="scroll" role="region" tabindex="0" aria-label="table; scrolls '
+            f'sideways when wider than the page">\n{table}</div>\n'
             '<p class="more">Scroll the table sideways for more columns →</p>')
 
 
@@ -565,7 +569,7 @@ def _html_page(title: str, notes: Sequence[str], summary: str, tables: list[tupl
     parts += [f'<p class="banner">{html.escape(n)}</p>' for n in notes]
     parts.append(f'<p class="note">{html.escape(summary)}</p>')
     for heading, table in tables:
-        parts += [f"<h2>{html.escape(heading)}</h2>", table]
+        parts += [f"<h2>{html.escape(heading)}</h2>", _scrolling(table)]
     parts.append("<h2>What the columns mean</h2><dl>")
     parts += [f"<dt>{html.escape(t)}</dt><dd>{html.escape(d)}</dd>" for t, d in _GLOSSARY]
     parts.append("</dl>")
@@ -585,7 +589,7 @@ def _html_page(title: str, notes: Sequence[str], summary: str, tables: list[tupl
     parts.append('<p class="note">Wrong predictions with the highest confidence: what a '
                  "threshold on confidence would let through. Values are shown as extracted."
                  "</p>")
-    parts.append(_errors_html(errors) if len(errors) else
+    parts.append(_scrolling(_errors_html(errors)) if len(errors) else
                  '<p class="note">No wrong prediction carries a confidence.</p>')
     parts += [f'<p class="note">{html.escape(footer)}</p>', "</body>", "</html>", ""]
     return "\n".join(parts)

@@ -220,8 +220,9 @@ def reliability_diagram(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
     105
     100
     117
-    1 bin with < 30 predictions hidden
-    (10 predictions)
+    >>> print(fig.axes[0].get_xlabel())                           # and what is not drawn
+    confidence
+    1 bin with < 30 predictions hidden (10 predictions)
     >>> fig.axes[0].get_title().splitlines()[1]
     'n=510, ECE=0.097 (10 uniform bins)'
     >>> fig = reliability_diagram(correct, confidence, consistency=True)
