@@ -647,3 +647,59 @@ def test_the_command_refuses_a_document_whose_items_cost_too_much(tmp_path, caps
     assert main([*argv, "--max-pair-chars", "3999999"]) == 1
     assert "found 4,000,000" in capsys.readouterr().err  # (1000 + 1000) x (1000 + 1000)
     assert main([*argv, "--max-pair-chars", "4000000"]) == 0
+
+
+def test_items_with_one_character_values_are_bounded_by_their_pairs():
+    # 1,001 x 1,000 items of one character: 1,001 x 1,000 x 1 x 1 = 1,001,000 character
+    # pairs, far under max_pair_chars, but 1,001,000 item pairs, one over the default 10**6
+    truth = {"d": {"LineItems": _items(*"a" * 1001)}}
+    pred = {"d": {"LineItems": _items(*"b" * 1000)}}
+    with pytest.raises(ValidationError, match=(
+            r"^doc 'd', field LineItems: the line items must make at most 1,000,000 pairs "
+            r"of truth and predicted items \(InputLimits.max_item_pairs, --max-item-pairs .*"
+            r"found 1,001,000 \(1,001 truth x 1,000 predicted items\)$")) as info:
+        score_documents(FCC_INVOICE, truth, pred)
+    assert (info.value.doc_id, info.value.field) == ("d", "LineItems")
+    with pytest.raises(ValidationError, match="found 1,001,000"):  # the same bound
+        score_documents(FCC_INVOICE, truth, pred, conventions="stickler-1.0")
+    # empty values: no characters at all, the same pairs
+    empty = {"d": {"LineItems": _items(*[""] * 3)}}
+    with pytest.raises(ValidationError, match=r"found 9 \(3 truth x 3 predicted"):
+        score_documents(FCC_INVOICE, empty, empty, limits=InputLimits(max_item_pairs=8))
+    score_documents(FCC_INVOICE, empty, empty, limits=InputLimits(max_item_pairs=9))
+
+
+def _capped_run(args: list[str], cap_bytes: int, timeout: float) -> Any:
+    """``python -m confcal ARGS`` with its address space capped (the ``prlimit --as``
+    cap), so a regression fails the test with a MemoryError, not the machine."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    return subprocess.run([sys.executable, "-m", "confcal", *args], capture_output=True,
+                          text=True, timeout=timeout, preexec_fn=cap, env=env)
+
+
+def test_the_command_refuses_5000_empty_items_under_a_memory_cap(tmp_path):
+    # the attack: 5,000 items a side with empty values (a 100 KB input) took 40 s and 3.1 GB
+    doc = {"LineItems": _items(*[""] * 5000)}
+    for name in ("t.jsonl", "p.jsonl"):
+        _jsonl(tmp_path / name, ("d", doc))
+    argv = ["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
+            "--pred", str(tmp_path / "p.jsonl"), "-o", str(tmp_path / "e.csv")]
+    done = _capped_run(argv, 1 << 30, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "found 25,000,000 (5,000 truth x 5,000 predicted items)" in done.stderr
+    assert "Traceback" not in done.stderr
+    # raised for a real input beyond the default: 1,100 x 1,000 items pass under the cap
+    _jsonl(tmp_path / "t.jsonl", ("d", {"LineItems": _items(*"a" * 1100)}))
+    _jsonl(tmp_path / "p.jsonl", ("d", {"LineItems": _items(*"b" * 1000)}))
+    assert _capped_run(argv, 1 << 30, 60).returncode == 1
+    done = _capped_run([*argv, "--max-item-pairs", "1100000"], 1 << 30, 60)
+    assert done.returncode == 0, done.stderr

@@ -238,6 +238,10 @@ def _parser() -> argparse.ArgumentParser:
                         metavar="N", help="most character pairs one document's line items "
                                           "may cost to compare, all against all (default "
                                           "1e11, a few seconds)")
+    limits.add_argument("--max-item-pairs", type=int_at_least(1), default=10**6,
+                        metavar="N", help="most pairs of truth and predicted items one "
+                                          "document's line-item field may make (default "
+                                          "1e6, 0.4 s and 120 MB)")
 
     report = commands.add_parser(
         "report", allow_abbrev=False, parents=[common],
@@ -381,7 +385,8 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
     limits = InputLimits(max_line_bytes=args.max_line_bytes,
                          max_decompressed_bytes=args.max_decompressed_bytes,
                          max_depth=args.max_depth, max_value_chars=args.max_value_chars,
-                         max_pair_chars=args.max_pair_chars)
+                         max_pair_chars=args.max_pair_chars,
+                         max_item_pairs=args.max_item_pairs)
     pairs = paired_documents(args.truth, args.pred, recent, keep=2 * _STREAM_CHUNK,
                              allow_empty=args.allow_empty, limits=limits)
     writer = ChunkWriter(args.output)
