@@ -703,3 +703,68 @@ def test_the_command_refuses_5000_empty_items_under_a_memory_cap(tmp_path):
     assert _capped_run(argv, 1 << 30, 60).returncode == 1
     done = _capped_run([*argv, "--max-item-pairs", "1100000"], 1 << 30, 60)
     assert done.returncode == 0, done.stderr
+
+
+# ------------------------------------------------- entity tables: bounded before they are held
+_ROW = b"a,Agency,TP,True,0.5,1.0,1.0\n"
+_HEADER = b"doc_id,field,outcome,correct,confidence,similarity,weight\n"
+
+
+def _row_bomb(path: Path, rows: int) -> Path:
+    """A .csv.gz of ``rows`` short rows, written a block at a time (a few MB of .gz)."""
+    with gzip.open(path, "wb", compresslevel=6) as out:
+        out.write(_HEADER)
+        block = _ROW * 100_000
+        for _ in range(rows // 100_000):
+            out.write(block)
+        out.write(_ROW * (rows % 100_000))
+    return path
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz"])
+def test_a_csv_table_read_whole_is_bounded_by_rows_and_bytes(tmp_path, name):
+    path = tmp_path / name
+    data = _HEADER + _ROW * 5  # 58 + 5 x 29 = 203 bytes, 6 lines
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    assert len(read_entities(path, limits=InputLimits(max_rows=5))) == 5
+    with pytest.raises(ValidationError, match=(
+            rf"^{path}: an entity table read whole must have at most 4 rows "
+            r"\(InputLimits.max_rows, --max-rows on the command line; confcal report --sketch "
+            r"streams .*\); found more than 4 lines after the header$")) as info:
+        read_entities(path, limits=InputLimits(max_rows=4))
+    assert info.value.source == str(path)
+    assert len(read_entities(path, limits=InputLimits(max_decompressed_bytes=203))) == 5
+    with pytest.raises(ValidationError, match=r"at most 202 bytes of text.*"
+                                              r"--max-decompressed-bytes.*found more$"):
+        read_entities(path, limits=InputLimits(max_decompressed_bytes=202))
+    # the streamed reader holds a chunk at a time: rows unbounded, bytes bounded
+    assert sum(map(len, io.iter_entities(path, chunk_rows=2))) == 5
+    with pytest.raises(ValidationError, match="at most 202 bytes"):
+        list(io.iter_entities(path, limits=InputLimits(max_decompressed_bytes=202)))
+
+
+def test_a_parquet_table_is_bounded_by_its_footer_and_by_what_it_decodes(tmp_path):
+    frame = pd.DataFrame({"doc_id": ["a"] * 5, "field": ["Agency"] * 5, "outcome": ["TP"] * 5,
+                          "correct": [True] * 5, "confidence": [0.5] * 5,
+                          "similarity": [1.0] * 5, "weight": [1.0] * 5})
+    path = write_entities(frame, tmp_path / "t.parquet")
+    assert len(read_entities(path, limits=InputLimits(max_rows=5))) == 5
+    with pytest.raises(ValidationError, match=r"at most 4 rows .*; found 5$"):
+        read_entities(path, limits=InputLimits(max_rows=4))
+    with pytest.raises(ValidationError, match=r"at most 10 bytes of decoded columns "
+                                              r"\(InputLimits.max_decompressed_bytes"):
+        read_entities(path, limits=InputLimits(max_decompressed_bytes=10))
+    with pytest.raises(ValidationError, match=r"at most 10 bytes of decoded columns"):
+        list(io.iter_entities(path, limits=InputLimits(max_decompressed_bytes=10)))
+    assert len(read_entities(path)) == 5  # the defaults hold it
+
+
+def test_the_report_refuses_a_csv_gz_that_expands_past_its_rows_under_a_memory_cap(tmp_path):
+    # the attack: a 7 MB .csv.gz grew to 12.6 GB and aborted the process (std::bad_alloc)
+    bomb = _row_bomb(tmp_path / "bomb.csv.gz", 10_000_001)
+    assert bomb.stat().st_size < 4 << 20  # 290 MB of text in a few MB
+    done = _capped_run(["report", str(bomb), "-o", str(tmp_path / "out")], 2 << 30, 120)
+    assert done.returncode == 1, done.stderr
+    assert "must have at most 10,000,000 rows" in done.stderr
+    assert "--sketch" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()

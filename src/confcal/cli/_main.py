@@ -267,6 +267,16 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--baseline-on", choices=("error", "intersection"), default="error",
                         help="a document that only one of two compared runs has: an error "
                              "(default), or left out and counted (intersection)")
+    report_limits = report.add_argument_group(
+        "input limits", "a table beyond one fails with the file and the limit instead of "
+                        "exhausting memory; raise a limit for a real table beyond it")
+    report_limits.add_argument("--max-rows", type=int_at_least(1), default=10**7, metavar="N",
+                               help="most rows of a table read whole (default 1e7 as "
+                                    "10000000; --sketch streams any number)")
+    report_limits.add_argument("--max-decompressed-bytes", type=_size, default=4 << 30,
+                               metavar="N", help="most bytes of CSV text (after "
+                                                 "decompression) or decoded Parquet columns "
+                                                 "a table may hold (default 4G)")
     report.add_argument("--title", default="confcal report", help="report title")
     report.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
                         help="report folder")
@@ -517,8 +527,9 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     from .._markdown import csv_safe_frame, escape_text
     from ..report._render import check_destination, format_runs, staged_report, to_markdown
     from ..report._runs import check_by, compare_runs_sketched
-    from ..scoring.io import iter_entities
+    from ..scoring.io import InputLimits, iter_entities
 
+    limits = InputLimits(max_decompressed_bytes=args.max_decompressed_bytes)
     if args.n_resamples:
         console.say("--sketch: no bootstrap intervals (they resample rows, which a sketch "
                     "does not keep); use --n-resamples 0 to silence this")
@@ -526,14 +537,14 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     check_destination(out)  # before reading a single table
     by = args.by
     if by is None:  # the metadata columns of the first table, as compare_runs; from its header
-        first = next(iter_entities(args.entities[0], chunk_rows=1))
+        first = next(iter_entities(args.entities[0], chunk_rows=1, limits=limits))
         by = check_by(None, first)
     # only the required columns and the run columns are decoded (Parquet)
     bar = console.bar(None, "row")  # a stream of unknown length: rows read so far
 
     def chunks() -> Iterator[Any]:
         for path in args.entities:
-            for chunk in iter_entities(path, columns=by):
+            for chunk in iter_entities(path, columns=by, limits=limits):
                 yield chunk
                 if bar is not None:
                     bar.update(len(chunk))
@@ -558,7 +569,7 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
 def _report(args: argparse.Namespace, console: _Console) -> int:
     import pandas as pd
 
-    from ..scoring.io import read_entities
+    from ..scoring.io import InputLimits, read_entities
 
     if args.sketch:
         return _report_sketched(args, console)
@@ -568,7 +579,9 @@ def _report(args: argparse.Namespace, console: _Console) -> int:
 
     check_destination(Path(args.output))  # before reading the tables, not after
 
-    tables = [read_entities(path) for path in args.entities]
+    limits = InputLimits(max_rows=args.max_rows,
+                         max_decompressed_bytes=args.max_decompressed_bytes)
+    tables = [read_entities(path, limits=limits) for path in args.entities]
     entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
     signatures = {t.attrs.get(SIGNATURE_ATTR) or "unknown" for t in tables}
     if len(signatures) > 1:
