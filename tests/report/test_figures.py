@@ -265,3 +265,13 @@ def test_report_is_readable_at_1024_pixels(report, tmp_path):
     scroll, client = map(int, re.search(r'data-page="([^"]*)"', dom).group(1).split("/"))
     assert scroll <= client
     Path(shot).replace(tmp_path / "kept-report-1024.png")
+
+
+def test_a_lone_carriage_return_stays_inside_its_metrics_cell(tmp_path):
+    # the attack: a run label "x\r=1+1" split the row, and the next line began with =1+1
+    entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
+    entities = entities.assign(model="x\r=1+1")
+    written = write_report(entities, tmp_path / "r", by="model", n_resamples=0)
+    metrics = pd.read_csv(written.metrics)
+    assert metrics["model"].tolist() == ["x\r=1+1"]  # one row, the cell whole
+    assert len(metrics) == 1

@@ -768,3 +768,22 @@ def test_the_report_refuses_a_csv_gz_that_expands_past_its_rows_under_a_memory_c
     assert "must have at most 10,000,000 rows" in done.stderr
     assert "--sketch" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["e.csv", "e.csv.gz"])
+def test_a_scored_csv_with_line_breaks_in_its_cells_is_read_back_by_the_report(tmp_path, name):
+    # the attack: a doc id and a metadata value with a lone \r made `confcal score -o x.csv`
+    # a table `confcal report` refused (blaming the outcome column)
+    doc = {"Agency": "ACME\rMedia"}
+    _jsonl(tmp_path / "t.jsonl", ("a\rb", doc), ("c\nd", doc), ("e\x00f", doc))
+    _jsonl(tmp_path / "p.jsonl", ("a\rb", doc), ("c\nd", doc), ("e\x00f", doc))
+    table = tmp_path / name
+    assert main(["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
+                 "--pred", str(tmp_path / "p.jsonl"), "--meta", "model=m\r=1+1",
+                 "-o", str(table)]) == 0
+    read = read_entities(table)
+    assert sorted(read["doc_id"].unique()) == ["a\rb", "c\nd", "e\x00f"]
+    assert set(read["model"]) == {"m\r=1+1"}  # data: lossless, never prefixed
+    assert main(["report", str(table), "--n-resamples", "0", "-o", str(tmp_path / "r")]) == 0
+    metrics = pd.read_csv(tmp_path / "r" / "metrics.csv")
+    assert metrics["model"].tolist() == ["m\r=1+1"]  # a text cell starting with m: not quoted

@@ -524,7 +524,7 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
 
 
 def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
-    from .._markdown import csv_safe_frame, escape_text
+    from .._markdown import escape_text, write_csv
     from ..report._render import check_destination, format_runs, staged_report, to_markdown
     from ..report._runs import check_by, compare_runs_sketched
     from ..scoring.io import InputLimits, iter_entities
@@ -557,7 +557,7 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
         if bar is not None:
             bar.close()
     with staged_report(out) as staging:
-        csv_safe_frame(runs).to_csv(staging / "metrics.csv", index=False)
+        write_csv(runs, staging / "metrics.csv")
         (staging / "report.md").write_text(  # the title is the user's text: escaped
             f"# {escape_text(args.title)}\n\nComputed from calibration sketches (exact; no "
             f"bootstrap intervals).\n\n{to_markdown(format_runs(runs))}\n", encoding="utf-8")

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .._files import check_destination as _check_folder
 from .._files import staged_folder
-from .._markdown import csv_safe_frame, escape_cell, escape_text, markdown_table
+from .._markdown import escape_cell, escape_text, markdown_table, write_csv
 from .._signature import table_signature
 from .._validation import check_budgets, check_option, check_positive_int, is_missing
 from ..exceptions import UndefinedMetricWarning, ValidationError
@@ -732,7 +732,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
             _markdown_page(title, notes, summary, md_tables, figures, errors, n_errors,
                            footer), encoding="utf-8")
         # text cells that a spreadsheet would run as a formula get a quote (_markdown)
-        csv_safe_frame(runs).to_csv(staging / "metrics.csv", index=False)
+        write_csv(runs, staging / "metrics.csv")
         for _, name, png, _ in figures:
             (staging / name).write_bytes(png)
     return WrittenReport(directory=out, html=out / "report.html", markdown=out / "report.md",

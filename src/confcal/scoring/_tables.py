@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .._files import StagedFile, read_json
+from .._markdown import write_csv
 from .._signature import SIGNATURE_ATTR
 from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, weight_ok
 from ..exceptions import ValidationError
@@ -355,9 +356,9 @@ class ChunkWriter:
                 self._writer = (gzip.open(self.tmp, "wt", encoding="utf-8", newline="")  # noqa: SIM115
                                 if self.suffix == ".csv.gz"
                                 else open(self.tmp, "w", encoding="utf-8", newline=""))  # noqa: SIM115
-                frame.to_csv(self._writer, index=False)
+                write_csv(frame, self._writer, neutralise=False)
             else:
-                frame.to_csv(self._writer, index=False, header=False)
+                write_csv(frame, self._writer, neutralise=False, header=False)
         self.rows += len(frame)
 
     def close(self) -> Path:
@@ -428,8 +429,8 @@ def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path
         if suffix == ".parquet":
             frame.to_parquet(staged.tmp, index=False)
         else:
-            frame.to_csv(staged.tmp, index=False,
-                         compression="gzip" if suffix == ".csv.gz" else None)
+            write_csv(frame, staged.tmp, neutralise=False,
+                      compression="gzip" if suffix == ".csv.gz" else None)
     return path
 
 
