@@ -787,3 +787,18 @@ def test_a_scored_csv_with_line_breaks_in_its_cells_is_read_back_by_the_report(t
     assert main(["report", str(table), "--n-resamples", "0", "-o", str(tmp_path / "r")]) == 0
     metrics = pd.read_csv(tmp_path / "r" / "metrics.csv")
     assert metrics["model"].tolist() == ["m\r=1+1"]  # a text cell starting with m: not quoted
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz"])
+def test_a_column_named_twice_in_a_csv_header_is_an_error(tmp_path, name):
+    # the attack: a second `confidence` became a run column `confidence.1`
+    data = (b"doc_id,field,outcome,correct,confidence,similarity,weight,confidence\n"
+            b"a,Agency,TP,True,0.5,1.0,1.0,0.9\n")
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    message = (rf"^{path}, line 1: every column must be named once; found 'confidence' "
+               r"twice \(columns 5 and 8\)$")
+    for read in (read_entities, lambda p: list(io.iter_entities(p))):
+        with pytest.raises(ValidationError, match=message) as info:
+            read(path)
+        assert info.value.line == 1

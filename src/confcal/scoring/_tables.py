@@ -502,11 +502,33 @@ def read_entities(path: str | os.PathLike[str], *,
             row, offset = "row", 0
         else:
             # only an empty cell is missing: the texts "NA", "None" or "null" are values
+            _check_header(path, checked)
             with _BoundedText(path, checked, max_rows=checked.max_rows) as fh:
                 frame = pd.read_csv(fh, dtype=_TEXT_COLUMNS, keep_default_na=False,
                                     na_values=[""])
             row, offset = "line", 2
         return _checked(frame, str(path), row, offset)
+
+
+def _check_header(path: Path, limits: InputLimits) -> None:
+    """No column named twice in a CSV header: pandas would rename the second
+    ``confidence`` to ``confidence.1``, which a report then takes for a run column."""
+    import csv
+
+    with _BoundedText(path, limits, max_rows=None) as raw, \
+            io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", newline="") as text:
+        try:
+            header = next(csv.reader(text), [])
+        except csv.Error as exc:  # a header field beyond csv's field size limit
+            raise ValidationError(f"{path}, line 1: must be a CSV header; found {exc}",
+                                  source=path, line=1) from None
+    seen: dict[str, int] = {}
+    for position, name in enumerate(header):
+        if name in seen:
+            raise ValidationError(
+                f"{path}, line 1: every column must be named once; found {name!r} twice "
+                f"(columns {seen[name] + 1} and {position + 1})", source=path, line=1)
+        seen[name] = position
 
 
 def _rows_error(path: Path, limit: int, found: str) -> ValidationError:
@@ -652,6 +674,7 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
         if suffix == ".parquet":
             chunks, row, seen = _parquet_chunks(path, wanted, chunk_rows, checked), "row", 0
         else:
+            _check_header(path, checked)
             fh = stack.enter_context(_BoundedText(path, checked, max_rows=None))
             chunks = pd.read_csv(fh, dtype=_TEXT_COLUMNS, keep_default_na=False, na_values=[""],
                                  usecols=(lambda c: c in wanted) if wanted else None,
