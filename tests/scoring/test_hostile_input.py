@@ -802,3 +802,19 @@ def test_a_column_named_twice_in_a_csv_header_is_an_error(tmp_path, name):
         with pytest.raises(ValidationError, match=message) as info:
             read(path)
         assert info.value.line == 1
+
+
+def test_doc_ids_that_write_as_the_same_text_are_an_error(tmp_path, capsys):
+    # the attack: doc ids 1 and "1" were scored as two documents and written as one
+    truth = [(1, {"Agency": "A"}), ("1", {"Agency": "B"})]
+    with pytest.raises(ValidationError, match=(
+            r"^truths doc ids must stay distinct as text \(an entity table writes them so\); "
+            r"found 1 at position 0 and '1' at position 1, both '1'$")) as info:
+        score_documents(AGENCY, truth, truth)
+    assert (info.value.doc_id, info.value.index) == ("1", 1)
+    # the same from JSONL files, through the command
+    _jsonl(tmp_path / "t.jsonl", (1, {"Agency": "A"}), ("1", {"Agency": "B"}))
+    assert main(["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
+                 "--pred", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.csv")]) == 1
+    assert "found 1 at position 0 and '1' at position 1" in capsys.readouterr().err
+    assert not (tmp_path / "e.csv").exists()
