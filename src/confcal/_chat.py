@@ -273,33 +273,46 @@ def _entry_bytes(path: Path) -> bytes:
     return data
 
 
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _numbers(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+
+
+def _counts(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+        for k, v in value.items())
+
+
+def _alternatives(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        e is None or (isinstance(e, list) and all(isinstance(a, dict) for a in e))
+        for e in value)
+
+
+# each field of ChatResponse.to_dict: (rule, whether null is allowed, its check)
+_ANSWER_FIELDS: dict[str, tuple[str, bool, Any]] = {
+    "text": ("a string", False, lambda v: isinstance(v, str)),
+    "finish_reason": ("a string", False, lambda v: isinstance(v, str)),
+    "token_style": ("a string", False, lambda v: isinstance(v, str)),
+    "usage": ("an object of integers", False, _counts),
+    "tokens": ("null or a list of strings", True, _strings),
+    "token_logprobs": ("null or a list of numbers", True, _numbers),
+    "top_logprobs": ("null or a list of lists of objects", True, _alternatives),
+}
+_ANSWER_DEFAULTS = {"token_style": "text", "usage": {}}
+
+
 def _check_answer_types(answer: Mapping[str, Any]) -> None:
     """The types :meth:`ChatResponse.to_dict` writes, or a TypeError naming the field."""
-    def fail(name: str, rule: str) -> None:
-        raise TypeError(f"response.{name} must be {rule}; found {answer.get(name)!r:.60}")
-
-    for name in ("text", "finish_reason"):
-        if not isinstance(answer.get(name), str):
-            fail(name, "a string")
-    if not isinstance(answer.get("token_style", "text"), str):
-        fail("token_style", "a string")
-    usage = answer.get("usage", {})
-    if not isinstance(usage, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
-            for k, v in usage.items()):
-        fail("usage", "an object of integers")
-    tokens, logprobs = answer.get("tokens"), answer.get("token_logprobs")
-    if tokens is not None and not (isinstance(tokens, list)
-                                   and all(isinstance(t, str) for t in tokens)):
-        fail("tokens", "null or a list of strings")
-    if logprobs is not None and not (isinstance(logprobs, list) and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in logprobs)):
-        fail("token_logprobs", "null or a list of numbers")
-    top = answer.get("top_logprobs")
-    if top is not None and not (isinstance(top, list) and all(
-            e is None or (isinstance(e, list) and all(isinstance(a, dict) for a in e))
-            for e in top)):
-        fail("top_logprobs", "null or a list of lists of objects")
+    for name, (rule, nullable, ok) in _ANSWER_FIELDS.items():
+        value = answer.get(name, _ANSWER_DEFAULTS.get(name))
+        if not ((nullable and value is None) or ok(value)):
+            raise TypeError(f"response.{name} must be {rule}; found {value!r:.60}")
 
 
 class ChatCache:
