@@ -69,7 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover - types only; the foundation does not impo
     import pandas as pd
 
 __all__ = ["CSV_FORMULA_PREFIXES", "CSV_LINE_END", "csv_cell", "csv_safe_frame", "escape_cell",
-           "escape_text", "markdown_table", "write_csv"]
+           "escape_html", "escape_text", "markdown_table", "write_csv"]
 
 #: characters a spreadsheet evaluates when a CSV cell starts with one of them
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -100,6 +100,22 @@ def _visible(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def escape_html(value: object) -> str:
+    """``value`` as HTML text: ``&``, ``<``, ``>`` and quotes as entities, and the
+    bidirectional controls (which can make ``gpj.exe`` read ``exe.jpg``) as U+FFFD, as in
+    Markdown.
+
+    Examples
+    --------
+    >>> escape_html('<b>"x"</b> \u202eabc')
+    '&lt;b&gt;&quot;x&quot;&lt;/b&gt; \ufffdabc'
+    """
+    import html
+
+    text = "".join("\ufffd" if ch in _BIDI_CONTROLS else ch for ch in str(value))
+    return html.escape(text)
 
 
 def _escape_inline(value: object) -> str:

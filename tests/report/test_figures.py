@@ -275,3 +275,13 @@ def test_a_lone_carriage_return_stays_inside_its_metrics_cell(tmp_path):
     metrics = pd.read_csv(written.metrics)
     assert metrics["model"].tolist() == ["x\r=1+1"]  # one row, the cell whole
     assert len(metrics) == 1
+
+
+def test_report_html_removes_bidirectional_overrides_as_report_md_does(tmp_path):
+    # the attack: a run label with a right-to-left override reads backwards in report.html
+    entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
+    entities = entities.assign(model="run\u202egpj.exe")
+    written = write_report(entities, tmp_path / "r", by="model", n_resamples=0)
+    for path in (written.html, tmp_path / "r" / "report.md"):
+        text = path.read_text(encoding="utf-8")
+        assert "\u202e" not in text and "run\ufffdgpj.exe" in text
