@@ -21,6 +21,10 @@ in memory or in a temporary folder by the child and are what the issue describes
 * ``long-int``: a record holding an N-digit integer;
 * ``long-value``: two different N-character values compared by ``Text`` with the value limit
   raised to N (the default limit, 10,000, refuses longer ones at once);
+* ``empty-items``: one document of N line items a side with empty values (no characters,
+  so ``max_pair_chars`` passes; 5,000 a side took 40 s and 3.1 GB), scored with
+  ``max_item_pairs`` raised to N x N (``empty-items-bounded``: the default limit, which
+  refuses N x N > 10**6 before any comparison);
 * ``dup-key``: a record of N keys whose last repeats the first (found by the decoder, then
   located by reading the record once more with positions: the error path only).
 """
@@ -48,6 +52,8 @@ SIZES = {
     "long-int": (10_001, 100_000, 1_000_000),
     "long-value": (10_000, 30_000, 100_000),
     "dup-key": (10_000, 100_000, 800_000),
+    "empty-items": (300, 1_000, 2_000),
+    "empty-items-bounded": (1_000, 5_000, 20_000),
 }
 
 
@@ -120,6 +126,14 @@ def run_case(name: str, size: int, folder: Path) -> dict[str, Any]:
         pred = {"a": {"Agency": "ba" * (size // 2)}}
         limits = InputLimits(max_value_chars=size)
         read = lambda: score_documents(schema, truth, pred, limits=limits)  # noqa: E731
+    elif name in ("empty-items", "empty-items-bounded"):
+        from confcal.scoring.presets import FCC_INVOICE
+
+        items = [{"Description": ""} for _ in range(size)]
+        truth, pred = {"a": {"LineItems": items}}, {"a": {"LineItems": items}}
+        limits = InputLimits(max_item_pairs=size * size) if name == "empty-items" \
+            else InputLimits()
+        read = lambda: score_documents(FCC_INVOICE, truth, pred, limits=limits)  # noqa: E731
     else:
         raise SystemExit(f"unknown case {name!r}")
     started = time.perf_counter()

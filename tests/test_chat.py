@@ -179,3 +179,53 @@ def test_a_request_leaving_sampling_to_the_server_never_shares_a_key(values):
     assert all(printed[name] is None for name in SAMPLING_PARAMETERS if name not in values)
     base = ChatCache.digest(cache.identity(Client(), ChatRequest("s", "t")))
     assert (ChatCache.digest(cache.identity(Client(), request)) == base) == (not values)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink-to-dev-zero", "symlink", "huge"])
+def test_a_hostile_entry_is_an_error_naming_it_never_a_hang_or_a_whole_read(tmp_path, kind,
+                                                                           monkeypatch):
+    # the attacks: a FIFO made `qa run` hang; a symlink to /dev/zero or a 3 GiB file was
+    # read whole (MemoryError)
+    import os
+
+    from confcal import _chat
+
+    cache = ChatCache(tmp_path, kind="qa-run")
+    key = cache.key(Client(), ChatRequest("sys", "text"))
+    path = cache.path(key)
+    path.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(path)  # nobody writes: an open for reading would block for ever
+        found = "found a FIFO"
+    elif kind == "symlink-to-dev-zero":
+        path.symlink_to("/dev/zero")
+        found = "found a symbolic link"
+    elif kind == "symlink":
+        cache.put(key, ChatResponse("hi", "stop"))
+        path.rename(tmp_path / "real.json")
+        path.symlink_to(tmp_path / "real.json")
+        found = "found a symbolic link"
+    else:
+        monkeypatch.setattr(_chat, "MAX_ENTRY_BYTES", 1000)  # a 3 GiB file, scaled
+        path.write_bytes(b" " * 1001)
+        found = "must be at most 1,000 bytes; found more"
+    with pytest.raises(ValidationError, match=rf"{key}.*{found}"):
+        cache.get(key)
+
+
+@pytest.mark.parametrize("field, value", [("text", 5), ("usage", {"n": "x"}),
+                                          ("tokens", [1]), ("top_logprobs", [3]),
+                                          ("finish_reason", None)])
+def test_an_entry_of_wrong_types_with_a_recomputed_digest_is_an_error(tmp_path, field, value):
+    # the attack: the answer edited to wrong types and its digest recomputed, so that the
+    # digest check passes: a traceback later
+    cache = ChatCache(tmp_path, kind="qa-run")
+    key = cache.key(Client(), ChatRequest("sys", "text"))
+    cache.put(key, ChatResponse("hi", "stop", tokens=("h",), token_logprobs=(-0.1,),
+                                top_logprobs=(({"token": "h", "logprob": -0.1},),)))
+    data = json.loads(cache.path(key).read_text())
+    data["response"][field] = value
+    data["response_sha256"] = ChatCache.digest(data["response"])
+    cache.path(key).write_text(json.dumps(data))
+    with pytest.raises(ValidationError, match=rf"{key}.*response\.{field} must be"):
+        cache.get(key)

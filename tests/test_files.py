@@ -26,6 +26,7 @@ from confcal._files import (
     JsonTooDeep,
     StagedFile,
     atomic_write,
+    check_destination,
     parse_json_nodes,
     read_json_object,
     staged_folder,
@@ -623,3 +624,42 @@ def test_a_symlinked_file_is_written_through(tmp_path):
     link.symlink_to(target)
     atomic_write(link, "new")
     assert link.is_symlink() and target.read_text() == "new"
+
+
+@pytest.mark.parametrize("kind", ["folder", "symlink", "fifo"])
+def test_an_entry_of_a_known_name_but_another_kind_is_never_deleted(tmp_path, kind):
+    # the attack: a folder named metrics.csv inside the report folder was deleted, with
+    # everything in it, when the report replaced its previous output
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "report.md").write_text("old")  # a previous report's own file
+    name = KNOWN[1]  # metrics.csv
+    if kind == "folder":
+        (out / name).mkdir()
+        (out / name / "thesis.tex").write_text("years of work")
+    elif kind == "symlink":
+        (tmp_path / "mine.txt").write_text("mine")
+        (out / name).symlink_to(tmp_path / "mine.txt")
+    else:
+        os.mkfifo(out / name)
+    with pytest.raises(ValidationError, match=rf"found 1 other entries, first '{name}"), \
+            staged_folder(out, KNOWN, "report") as staging:
+        (staging / name).write_text("new")
+    assert (out / name).exists() or (out / name).is_symlink()
+    if kind == "folder":
+        assert (out / name / "thesis.tex").read_text() == "years of work"
+    assert (out / "report.md").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_known_folder_name_ends_in_a_slash(tmp_path):
+    out = tmp_path / "run"
+    (out / "doc1").mkdir(parents=True)
+    (out / "doc1" / "answers.jsonl").write_text("old")
+    with staged_folder(out, ["doc1/"], "qa run output") as staging:
+        (staging / "doc1").mkdir()
+    assert (out / "doc1").is_dir() and not (out / "doc1" / "answers.jsonl").exists()
+    (out / "doc1").rmdir()
+    (out / "doc1").write_text("a file where a folder was written")
+    with pytest.raises(ValidationError, match="first 'doc1'"):
+        check_destination(out, ["doc1/"], "qa run output")

@@ -26,6 +26,7 @@ from confcal._markdown import (
     escape_cell,
     escape_text,
     markdown_table,
+    write_csv,
 )
 
 markdown_it = pytest.importorskip("markdown_it")
@@ -236,3 +237,15 @@ def test_csv_cell_never_leaves_a_formula(value):
     if safe.startswith(CSV_FORMULA_PREFIXES):
         float(safe)  # only a plain number may start with - or +
     assert safe in (value, "'" + value)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.text(st.characters(exclude_categories=("Cs",)), min_size=1), min_size=1,
+                max_size=5))
+def test_write_csv_reads_back_every_cell_whole(cells):
+    # a lone \r, a \n, a NUL or a quote stays inside its cell: one row per value, lossless
+    frame = pd.DataFrame({"cell": cells, "n": range(len(cells))})
+    back = pd.read_csv(io.StringIO(write_csv(frame, neutralise=False)), dtype={"cell": str},
+                       keep_default_na=False, na_values=[])
+    assert back["cell"].tolist() == cells
+    assert back["n"].tolist() == list(range(len(cells)))

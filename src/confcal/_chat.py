@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -247,6 +248,73 @@ class ChatClient(Protocol):
         ...
 
 
+MAX_ENTRY_BYTES = 256 << 20
+"""The largest cache entry read: an answer of a 32 MiB response with its log-probabilities
+fits many times over."""
+
+
+def _entry_bytes(path: Path) -> bytes:
+    """A cache entry's bytes: a regular file's, at most :data:`MAX_ENTRY_BYTES`, opened
+    without following a link and without blocking (a FIFO would hang the run)."""
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a symbolic link" if stat.S_ISLNK(info.st_mode) else "a FIFO"
+                if stat.S_ISFIFO(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode)
+                else "a device or socket")
+        raise ValueError(f"must be a regular file; found {kind}")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        opened = os.fstat(fh.fileno())
+        if not stat.S_ISREG(opened.st_mode):  # replaced between the two looks
+            raise ValueError("must be a regular file; found it replaced while opened")
+        data = fh.read(MAX_ENTRY_BYTES + 1)
+    if len(data) > MAX_ENTRY_BYTES:
+        raise ValueError(f"must be at most {MAX_ENTRY_BYTES:,} bytes; found more")
+    return data
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _numbers(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+
+
+def _counts(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+        for k, v in value.items())
+
+
+def _alternatives(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        e is None or (isinstance(e, list) and all(isinstance(a, dict) for a in e))
+        for e in value)
+
+
+# each field of ChatResponse.to_dict: (rule, whether null is allowed, its check)
+_ANSWER_FIELDS: dict[str, tuple[str, bool, Any]] = {
+    "text": ("a string", False, lambda v: isinstance(v, str)),
+    "finish_reason": ("a string", False, lambda v: isinstance(v, str)),
+    "token_style": ("a string", False, lambda v: isinstance(v, str)),
+    "usage": ("an object of integers", False, _counts),
+    "tokens": ("null or a list of strings", True, _strings),
+    "token_logprobs": ("null or a list of numbers", True, _numbers),
+    "top_logprobs": ("null or a list of lists of objects", True, _alternatives),
+}
+_ANSWER_DEFAULTS = {"token_style": "text", "usage": {}}
+
+
+def _check_answer_types(answer: Mapping[str, Any]) -> None:
+    """The types :meth:`ChatResponse.to_dict` writes, or a TypeError naming the field."""
+    for name, (rule, nullable, ok) in _ANSWER_FIELDS.items():
+        value = answer.get(name, _ANSWER_DEFAULTS.get(name))
+        if not ((nullable and value is None) or ok(value)):
+            raise TypeError(f"response.{name} must be {rule}; found {value!r:.60}")
+
+
 class ChatCache:
     """Chat answers on disk, one JSON file per request, verified when read.
 
@@ -349,16 +417,22 @@ class ChatCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> ChatResponse | None:
-        """The cached answer for ``key``; None when absent or when the entry does not match."""
+        """The cached answer for ``key``; None when absent or when the entry does not match.
+
+        An entry is read only from a regular file (never through a symbolic link, from a
+        FIFO or a device) of at most :data:`MAX_ENTRY_BYTES`, and its answer's fields must
+        have their types; anything else is an error naming the entry.
+        """
         path = self.path(key)
-        if not path.exists():
+        if not os.path.lexists(path):
             return None
         try:
-            data = read_json_object(path.read_bytes(), where="the file", source=path)
+            data = read_json_object(_entry_bytes(path), where="the file", source=path)
             identity, stored, answer = data["identity"], data["key"], data["response"]
             answer_digest = data["response_sha256"]
             if not isinstance(identity, dict) or not isinstance(answer, dict):
                 raise TypeError("identity or response is not an object")
+            _check_answer_types(answer)
             response = ChatResponse.from_dict(answer)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValidationError(f"cache_dir entry {str(path)!r} must be a cached answer; "

@@ -251,7 +251,10 @@ def check_output_file(out: str | os.PathLike[str], what: str = "output") -> Path
 def check_destination(out: Path, known: Collection[str], what: str) -> None:
     """``out`` may be new, empty, or a previous output holding only ``known`` files.
 
-    Checked before any work: the parent folder must exist and be writable, ``out`` must not
+    A name in ``known`` is a regular file, or a folder when it ends in ``/``: an entry of
+    a known name but of another kind (a folder named ``metrics.csv``, a symlink, a FIFO) is
+    the user's, and makes the check fail, since publishing would delete it. Checked
+    before any work: the parent folder must exist and be writable, ``out`` must not
     be the current folder or one that holds it, and stale staging beside it is cleaned
     first (:func:`clean_stale_staging`, which may put back a previous output). A symlink is
     resolved to its target (module docstring).
@@ -269,11 +272,23 @@ def check_destination(out: Path, known: Collection[str], what: str) -> None:
         return
     if not out.is_dir():
         raise ValidationError(f"{given}: the {what} folder must be a folder; found a file")
-    foreign = sorted(p.name for p in out.iterdir() if p.name not in known)
+    foreign = sorted(p.name + ("/" if p.is_dir() else "") for p in out.iterdir()
+                     if not _is_known(p, known))
     if foreign:
         raise ValidationError(
             f"{given}: the {what} folder must be new, empty or a previous confcal {what}; "
-            f"found {len(foreign)} other entries, first {foreign[0]!r}")
+            f"found {len(foreign)} other entries, first {foreign[0]!r} (only the files and "
+            f"folders a {what} writes are ever replaced)")
+
+
+def _is_known(entry: Path, known: Collection[str]) -> bool:
+    """Whether ``entry`` is one a previous output wrote: a known file name on a regular
+    file, or a known folder name (``name/``) on a real folder; never a symlink."""
+    if entry.is_symlink():
+        return False
+    if entry.name in known:
+        return entry.is_file()
+    return entry.name + "/" in known and entry.is_dir()
 
 
 _RENAME_EXCHANGE = 2  # linux/fs.h

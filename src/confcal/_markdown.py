@@ -68,11 +68,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover - types only; the foundation does not import pandas
     import pandas as pd
 
-__all__ = ["CSV_FORMULA_PREFIXES", "csv_cell", "csv_safe_frame", "escape_cell", "escape_text",
-           "markdown_table"]
+__all__ = ["CSV_FORMULA_PREFIXES", "CSV_LINE_END", "csv_cell", "csv_safe_frame", "escape_cell",
+           "escape_html", "escape_text", "markdown_table", "write_csv"]
 
 #: characters a spreadsheet evaluates when a CSV cell starts with one of them
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+#: the line end of every CSV confcal writes (RFC 4180's): with both characters in it, the
+#: writer quotes any cell holding a ``\r`` or a ``\n``, so neither splits a row
+CSV_LINE_END = "\r\n"
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _BACKSLASHED = frozenset("\\`*_[]|~#")
@@ -96,6 +100,22 @@ def _visible(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def escape_html(value: object) -> str:
+    """``value`` as HTML text: ``&``, ``<``, ``>`` and quotes as entities, and the
+    bidirectional controls (which can make ``gpj.exe`` read ``exe.jpg``) as U+FFFD, as in
+    Markdown.
+
+    Examples
+    --------
+    >>> escape_html('<b>"x"</b> \u202eabc')
+    '&lt;b&gt;&quot;x&quot;&lt;/b&gt; \ufffdabc'
+    """
+    import html
+
+    text = "".join("\ufffd" if ch in _BIDI_CONTROLS else ch for ch in str(value))
+    return html.escape(text)
 
 
 def _escape_inline(value: object) -> str:
@@ -273,3 +293,43 @@ def csv_safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
     out.columns = [csv_cell(c) for c in frame.columns]
     return out
 
+
+
+def write_csv(frame: pd.DataFrame, target: Any = None, *, neutralise: bool = True,
+              header: bool = True, compression: str | None = None) -> str | None:
+    r"""Write ``frame`` as CSV: the one writer of every CSV confcal writes.
+
+    Line ends are :data:`CSV_LINE_END`, so a cell holding a lone ``\r``, a ``\n`` (or a
+    NUL) is quoted and read back as one cell; with ``neutralise`` (the default, for tables
+    a spreadsheet opens) text cells and headers go through :func:`csv_cell` first. The
+    entity table, data that confcal reads back, is written with ``neutralise=False``:
+    lossless, never prefixed.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table; its index is not written.
+    target : path or text file, optional
+        Where to write; None returns the text.
+    neutralise : bool, default True
+        Prefix formula cells with ``'`` (:func:`csv_safe_frame`).
+    header : bool, default True
+        Write the header line.
+    compression : str, optional
+        ``"gzip"`` for a ``.csv.gz`` path.
+
+    Returns
+    -------
+    str or None
+        The CSV text when ``target`` is None.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> write_csv(pd.DataFrame({"run": ["a\rb", "=1+1"], "ece": [0.5, -0.5]}))
+    'run,ece\r\n"a\rb",0.5\r\n\'=1+1,-0.5\r\n'
+    """
+    table = csv_safe_frame(frame) if neutralise else frame
+    text: str | None = table.to_csv(target, index=False, header=header,
+                                    lineterminator=CSV_LINE_END, compression=compression)
+    return text

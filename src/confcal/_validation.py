@@ -512,7 +512,7 @@ class InputLimits:
     limit is an error naming the file and line (or document and field) and the limit, never
     truncated. The defaults are far above what extraction data needs; raise one when a real
     input needs it (the CLI's ``--max-line-bytes``, ``--max-decompressed-bytes``,
-    ``--max-depth``, ``--max-value-chars``).
+    ``--max-depth``, ``--max-value-chars``, ``--max-pair-chars``, ``--max-item-pairs``).
 
     Parameters
     ----------
@@ -520,7 +520,8 @@ class InputLimits:
         The longest JSONL record (one line, in bytes, without its line ending) and the
         largest per-document JSON file. At most this much of one record is held in memory.
     max_decompressed_bytes : int, default 4 GiB
-        The most bytes a ``.gz`` input may decompress to (a gzip bomb expands 1,000-fold).
+        The most bytes a ``.gz`` input may decompress to (a gzip bomb expands 1,000-fold),
+        and the most an entity table may hold as text (CSV) or as decoded columns (Parquet).
     max_depth : int, default 64
         The deepest nesting of JSON objects and lists (an invoice needs 4); at most
         :data:`MAX_DEPTH_CEILING`.
@@ -535,6 +536,19 @@ class InputLimits:
         items). About 4e10 such character pairs are compared per second on one core, so
         the default bounds a document at a few seconds; an invoice of 50 items with
         60-character descriptions costs 9e6.
+    max_item_pairs : int, default 10**6
+        The most pairs of items one document's line-item field may make (truth items x
+        predicted items). Characters do not bound this work: items with empty or
+        one-character values pass ``max_pair_chars`` while the pairing still fills a
+        similarity matrix per sub-field and solves an assignment on it, about 120 bytes
+        and 0.4 microseconds a pair (1,000 x 1,000 items: 0.4 s, 120 MB; 2,000 x 2,000:
+        1.8 s, 480 MB). An invoice of 300 items a side makes 9e4.
+    max_rows : int, default 10**7
+        The most rows of an entity table read whole (:func:`confcal.scoring.io.read_entities`,
+        ``confcal report``): a table in memory costs a few hundred bytes a row, so a small
+        ``.csv.gz`` or Parquet file of short repeated rows can expand to many gigabytes.
+        The streamed readers (:func:`~confcal.scoring.io.iter_entities`, ``confcal report
+        --sketch``) hold one chunk at a time and are not bound by it.
 
     Examples
     --------
@@ -551,10 +565,12 @@ class InputLimits:
     max_depth: int = 64
     max_value_chars: int = 10_000
     max_pair_chars: int = 10**11
+    max_item_pairs: int = 10**6
+    max_rows: int = 10**7
 
     def __post_init__(self) -> None:
         for name in ("max_line_bytes", "max_decompressed_bytes", "max_depth",
-                     "max_value_chars", "max_pair_chars"):
+                     "max_value_chars", "max_pair_chars", "max_item_pairs", "max_rows"):
             object.__setattr__(self, name, check_positive_int(getattr(self, name), name))
         if self.max_depth > MAX_DEPTH_CEILING:
             raise ValidationError(f"max_depth must be at most {MAX_DEPTH_CEILING} (Python's "

@@ -641,3 +641,82 @@ def test_the_fast_echo_check_agrees_with_trying_every_run(secret, text):
              level(level(text, _http._JSON_ESCAPE)))
     brute = any(g in form for g in _http._grams(secret) for form in forms)
     assert _http._contains(text, [secret]) == brute
+
+
+# ------------------------------------------------------------ a deadline per request
+class _Trickle:
+    """A server on 127.0.0.1 that reads the request, then sends ``head`` and one byte of
+    ``drip`` every ``every`` seconds, for ever (until the client hangs up)."""
+
+    def __init__(self, head: bytes, drip: bytes, every: float = 0.3) -> None:
+        self.head, self.drip, self.every = head, drip, every
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+                while len(body) < length:
+                    body += conn.recv(65536)
+                try:
+                    conn.sendall(self.head)
+                    while not self.stop.is_set():
+                        for i in range(len(self.drip)):
+                            conn.sendall(self.drip[i:i + 1])
+                            time.sleep(self.every)
+                except OSError:
+                    continue  # the client hung up: the next connection
+
+    def __enter__(self) -> _Trickle:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop.set()
+        self.sock.close()
+        self.thread.join(5)
+
+
+@pytest.mark.parametrize("head, drip", [
+    # one byte of the body every 0.3 s: each read is within the timeout, the whole is not
+    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n",
+     b'{"a": "' + b"x" * 11 + b'"}'),
+    # endless interim answers: http.client reads a 100 Continue and waits for the next
+    (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
+], ids=["trickled-body", "endless-100-continue"])
+def test_a_request_ends_at_its_deadline_however_the_server_trickles(head, drip):
+    with _Trickle(head, drip, every=0.3 if head else 0.01) as server:
+        transport = _http.Transport(f"http://127.0.0.1:{server.port}/v1", timeout=1,
+                                    max_retries=1, backoff=0, max_wait=0,
+                                    max_response_bytes=1 << 20)
+        started = time.monotonic()
+        with pytest.raises(ModelConnectionError, match=(
+                r"failed after 2 attempts .*no answer within timeout=1s \(the whole request, "
+                r"connect to last byte\)")):
+            transport.post("/chat", {"q": 1}, headers={})
+        elapsed = time.monotonic() - started
+    assert elapsed < 3.5, elapsed  # two attempts of 1 s each (it was 23 s for one)
+
+
+def test_a_negative_chunk_size_is_one_retried_failure_not_a_bare_value_error():
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n-5\r\n")
+    with _Trickle(head, b" ", every=0.3) as server:
+        transport = _http.Transport(f"http://127.0.0.1:{server.port}/v1", timeout=2,
+                                    max_retries=1, backoff=0, max_wait=0,
+                                    max_response_bytes=1 << 20)
+        with pytest.raises(ModelConnectionError, match="failed after 2 attempts") as info:
+            transport.post("/chat", {"q": 1}, headers={})
+    assert info.value.retryable

@@ -309,3 +309,28 @@ def test_botocore_debug_records_hold_no_session_token_or_signature(monkeypatch, 
     for text in [caplog.text, *(r.getMessage() for r in records)]:
         assert token not in text and signature not in text
         assert "secretSECRETsecret" not in text
+
+
+def test_bedrock_redacts_its_credentials_echoed_in_an_error(monkeypatch):
+    # the attack: a server (or a proxy) echoing the session token, the access key and the
+    # secret in its error message; the other clients redact their key, Bedrock did not
+    need_module("botocore")
+    token = "SESSIONtoken0123456789abcdefSESSIONtoken"
+    key, secret = "AKIATESTTESTTEST", "secretSECRETsecret0123456789"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.setenv("AWS_SESSION_TOKEN", token)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    echo = {"message": f"bad token {token}; key {key}; secret {secret[:12]}"}
+    with ChatServer([Reply(status=403, json=echo,
+                           headers={"x-amzn-ErrorType": "AccessDeniedException"})]) as server:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.origin)
+        client = BedrockClient("test.model-v1:0", region="us-east-1", timeout=5, max_retries=0)
+        with pytest.raises(ModelHTTPError) as info:
+            client.complete(ChatRequest("s", "t"))
+    assert server.requests[0]["headers"]["X-Amz-Security-Token"] == token  # it was sent
+    message = str(info.value)
+    assert "HTTP 403: AccessDeniedException: bad token [redacted]" in message
+    for part in (token, key, secret[:12], token[:8], token[-8:]):
+        assert part not in message

@@ -362,3 +362,30 @@ def test_cli_official_verdicts_re_aggregated_as_published(tmp_path, capsys):
     verdicts = pd.read_csv(out / "verdicts.csv", dtype={"verdict_reply": str})
     assert verdicts["verdict_reply"].tolist() == replies
     assert set(verdicts["verdict_convention"]) == {"docbench"}
+
+
+def test_every_qa_table_neutralises_formula_cells(tmp_path):
+    # the attack: answers, questions and group labels a spreadsheet runs as formulas
+    attacks = ['=HYPERLINK("http://example.com","x")', "@SUM(A1:A9)", "+cmd|' /C calc'!A0",
+               "-2+3", "\r=1+1"]
+    path = write_lines(tmp_path / "r.jsonl", [
+        json.dumps(record(doc_id=f"d{i}", reference="R", answer=a, question=a, domain=a,
+                          confidence=0.5, human=i % 2))
+        for i, a in enumerate(attacks)])
+    out = tmp_path / "o"
+    assert run(["--records", str(path), "--by", "domain", "-o", str(out)]) == 0
+    tables = sorted(p.name for p in out.glob("*.csv"))
+    assert {"verdicts.csv", "accuracy.csv"} <= set(tables)
+    for name in tables:
+        frame = pd.read_csv(out / name, dtype=str, keep_default_na=False)
+        for column in frame.columns:
+            for cell in [column, *frame[column]]:
+                # a text cell starts with a formula character only behind the quote, and a
+                # plain number (-0.5) is left as it is
+                if cell[:1] in ("=", "+", "@", "\t", "\r") or (
+                        cell.startswith("-") and not cell.replace(".", "", 1)[1:].isdigit()):
+                    raise AssertionError(f"{name}, column {column}: {cell!r}")
+    verdicts = pd.read_csv(out / "verdicts.csv", dtype=str, keep_default_na=False)
+    assert verdicts["answer"].tolist() == ["'" + a for a in attacks]  # one row each, kept
+    accuracy = pd.read_csv(out / "accuracy.csv", dtype=str, keep_default_na=False)
+    assert "'@SUM(A1:A9)" in accuracy["group"].tolist()

@@ -155,3 +155,13 @@ def test_the_sample_is_described_as_it_is():
     doc = " ".join(load_sample.__doc__.split())
     assert "Ten invented documents (two per domain, none real) and eight questions per " \
            "domain" in doc
+
+
+@pytest.mark.parametrize("system", ["../../x", "../outside", "a/b", ".hidden", "a\\b"])
+def test_a_system_name_never_reads_outside_the_folder(tmp_path, system):
+    # the attack: --system ../../x read <n>/../../x_results.txt, outside the DocBench folder
+    root = docbench(tmp_path, {"1": [qa("Q?", "A")]})
+    (tmp_path / "x_results.txt").write_text("1. read from outside\n")
+    (root / "outside_results.txt").write_text("1. read from outside\n")
+    with pytest.raises(ValidationError, match=r"system must be a file-name-safe name .*found"):
+        load_docbench(root, system=system)

@@ -341,3 +341,22 @@ def test_report_reads_on_a_phone_and_a_desktop(report, tmp_path, width):
     for note in facts["note"]:  # the signature line and every note wrap
         wide, box = map(int, note.split("/"))
         assert wide <= box, note
+
+def test_a_lone_carriage_return_stays_inside_its_metrics_cell(tmp_path):
+    # the attack: a run label "x\r=1+1" split the row, and the next line began with =1+1
+    entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
+    entities = entities.assign(model="x\r=1+1")
+    written = write_report(entities, tmp_path / "r", by="model", n_resamples=0)
+    metrics = pd.read_csv(written.metrics)
+    assert metrics["model"].tolist() == ["x\r=1+1"]  # one row, the cell whole
+    assert len(metrics) == 1
+
+
+def test_report_html_removes_bidirectional_overrides_as_report_md_does(tmp_path):
+    # the attack: a run label with a right-to-left override reads backwards in report.html
+    entities = load_demo().score(models=["sim-calibrated"], tiers=["clean"]).entities
+    entities = entities.assign(model="run\u202egpj.exe")
+    written = write_report(entities, tmp_path / "r", by="model", n_resamples=0)
+    for path in (written.html, tmp_path / "r" / "report.md"):
+        text = path.read_text(encoding="utf-8")
+        assert "\u202e" not in text and "run\ufffdgpj.exe" in text

@@ -647,3 +647,174 @@ def test_the_command_refuses_a_document_whose_items_cost_too_much(tmp_path, caps
     assert main([*argv, "--max-pair-chars", "3999999"]) == 1
     assert "found 4,000,000" in capsys.readouterr().err  # (1000 + 1000) x (1000 + 1000)
     assert main([*argv, "--max-pair-chars", "4000000"]) == 0
+
+
+def test_items_with_one_character_values_are_bounded_by_their_pairs():
+    # 1,001 x 1,000 items of one character: 1,001 x 1,000 x 1 x 1 = 1,001,000 character
+    # pairs, far under max_pair_chars, but 1,001,000 item pairs, one over the default 10**6
+    truth = {"d": {"LineItems": _items(*"a" * 1001)}}
+    pred = {"d": {"LineItems": _items(*"b" * 1000)}}
+    with pytest.raises(ValidationError, match=(
+            r"^doc 'd', field LineItems: the line items must make at most 1,000,000 pairs "
+            r"of truth and predicted items \(InputLimits.max_item_pairs, --max-item-pairs .*"
+            r"found 1,001,000 \(1,001 truth x 1,000 predicted items\)$")) as info:
+        score_documents(FCC_INVOICE, truth, pred)
+    assert (info.value.doc_id, info.value.field) == ("d", "LineItems")
+    with pytest.raises(ValidationError, match="found 1,001,000"):  # the same bound
+        score_documents(FCC_INVOICE, truth, pred, conventions="stickler-1.0")
+    # empty values: no characters at all, the same pairs
+    empty = {"d": {"LineItems": _items(*[""] * 3)}}
+    with pytest.raises(ValidationError, match=r"found 9 \(3 truth x 3 predicted"):
+        score_documents(FCC_INVOICE, empty, empty, limits=InputLimits(max_item_pairs=8))
+    score_documents(FCC_INVOICE, empty, empty, limits=InputLimits(max_item_pairs=9))
+
+
+def _capped_run(args: list[str], cap_bytes: int, timeout: float) -> Any:
+    """``python -m confcal ARGS`` with its address space capped (the ``prlimit --as``
+    cap), so a regression fails the test with a MemoryError, not the machine."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    return subprocess.run([sys.executable, "-m", "confcal", *args], capture_output=True,
+                          text=True, timeout=timeout, preexec_fn=cap, env=env)
+
+
+def test_the_command_refuses_5000_empty_items_under_a_memory_cap(tmp_path):
+    # the attack: 5,000 items a side with empty values (a 100 KB input) took 40 s and 3.1 GB
+    doc = {"LineItems": _items(*[""] * 5000)}
+    for name in ("t.jsonl", "p.jsonl"):
+        _jsonl(tmp_path / name, ("d", doc))
+    argv = ["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
+            "--pred", str(tmp_path / "p.jsonl"), "-o", str(tmp_path / "e.csv")]
+    done = _capped_run(argv, 1 << 30, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "found 25,000,000 (5,000 truth x 5,000 predicted items)" in done.stderr
+    assert "Traceback" not in done.stderr
+    # raised for a real input beyond the default: 1,100 x 1,000 items pass under the cap
+    _jsonl(tmp_path / "t.jsonl", ("d", {"LineItems": _items(*"a" * 1100)}))
+    _jsonl(tmp_path / "p.jsonl", ("d", {"LineItems": _items(*"b" * 1000)}))
+    assert _capped_run(argv, 1 << 30, 60).returncode == 1
+    done = _capped_run([*argv, "--max-item-pairs", "1100000"], 1 << 30, 60)
+    assert done.returncode == 0, done.stderr
+
+
+# ------------------------------------------------- entity tables: bounded before they are held
+_ROW = b"a,Agency,TP,True,0.5,1.0,1.0\n"
+_HEADER = b"doc_id,field,outcome,correct,confidence,similarity,weight\n"
+
+
+def _row_bomb(path: Path, rows: int) -> Path:
+    """A .csv.gz of ``rows`` short rows, written a block at a time (a few MB of .gz)."""
+    with gzip.open(path, "wb", compresslevel=6) as out:
+        out.write(_HEADER)
+        block = _ROW * 100_000
+        for _ in range(rows // 100_000):
+            out.write(block)
+        out.write(_ROW * (rows % 100_000))
+    return path
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz"])
+def test_a_csv_table_read_whole_is_bounded_by_rows_and_bytes(tmp_path, name):
+    path = tmp_path / name
+    data = _HEADER + _ROW * 5  # 58 + 5 x 29 = 203 bytes, 6 lines
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    assert len(read_entities(path, limits=InputLimits(max_rows=5))) == 5
+    with pytest.raises(ValidationError, match=(
+            rf"^{path}: an entity table read whole must have at most 4 rows "
+            r"\(InputLimits.max_rows, --max-rows on the command line; confcal report --sketch "
+            r"streams .*\); found more than 4 lines after the header$")) as info:
+        read_entities(path, limits=InputLimits(max_rows=4))
+    assert info.value.source == str(path)
+    assert len(read_entities(path, limits=InputLimits(max_decompressed_bytes=203))) == 5
+    with pytest.raises(ValidationError, match=r"at most 202 bytes of text.*"
+                                              r"--max-decompressed-bytes.*found more$"):
+        read_entities(path, limits=InputLimits(max_decompressed_bytes=202))
+    # the streamed reader holds a chunk at a time: rows unbounded, bytes bounded
+    assert sum(map(len, io.iter_entities(path, chunk_rows=2))) == 5
+    with pytest.raises(ValidationError, match="at most 202 bytes"):
+        list(io.iter_entities(path, limits=InputLimits(max_decompressed_bytes=202)))
+
+
+def test_a_parquet_table_is_bounded_by_its_footer_and_by_what_it_decodes(tmp_path):
+    frame = pd.DataFrame({"doc_id": ["a"] * 5, "field": ["Agency"] * 5, "outcome": ["TP"] * 5,
+                          "correct": [True] * 5, "confidence": [0.5] * 5,
+                          "similarity": [1.0] * 5, "weight": [1.0] * 5})
+    path = write_entities(frame, tmp_path / "t.parquet")
+    assert len(read_entities(path, limits=InputLimits(max_rows=5))) == 5
+    with pytest.raises(ValidationError, match=r"at most 4 rows .*; found 5$"):
+        read_entities(path, limits=InputLimits(max_rows=4))
+    with pytest.raises(ValidationError, match=r"at most 10 bytes of decoded columns "
+                                              r"\(InputLimits.max_decompressed_bytes"):
+        read_entities(path, limits=InputLimits(max_decompressed_bytes=10))
+    with pytest.raises(ValidationError, match=r"at most 10 bytes of decoded columns"):
+        list(io.iter_entities(path, limits=InputLimits(max_decompressed_bytes=10)))
+    assert len(read_entities(path)) == 5  # the defaults hold it
+
+
+def test_the_report_refuses_a_csv_gz_that_expands_past_its_rows_under_a_memory_cap(tmp_path):
+    # the attack: a 7 MB .csv.gz grew to 12.6 GB and aborted the process (std::bad_alloc)
+    bomb = _row_bomb(tmp_path / "bomb.csv.gz", 10_000_001)
+    assert bomb.stat().st_size < 4 << 20  # 290 MB of text in a few MB
+    done = _capped_run(["report", str(bomb), "-o", str(tmp_path / "out")], 2 << 30, 120)
+    assert done.returncode == 1, done.stderr
+    assert "must have at most 10,000,000 rows" in done.stderr
+    assert "--sketch" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["e.csv", "e.csv.gz"])
+def test_a_scored_csv_with_line_breaks_in_its_cells_is_read_back_by_the_report(tmp_path, name):
+    # the attack: a doc id and a metadata value with a lone \r made `confcal score -o x.csv`
+    # a table `confcal report` refused (blaming the outcome column)
+    doc = {"Agency": "ACME\rMedia"}
+    _jsonl(tmp_path / "t.jsonl", ("a\rb", doc), ("c\nd", doc), ("e\x00f", doc))
+    _jsonl(tmp_path / "p.jsonl", ("a\rb", doc), ("c\nd", doc), ("e\x00f", doc))
+    table = tmp_path / name
+    assert main(["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
+                 "--pred", str(tmp_path / "p.jsonl"), "--meta", "model=m\r=1+1",
+                 "-o", str(table)]) == 0
+    read = read_entities(table)
+    assert sorted(read["doc_id"].unique()) == ["a\rb", "c\nd", "e\x00f"]
+    assert set(read["model"]) == {"m\r=1+1"}  # data: lossless, never prefixed
+    assert main(["report", str(table), "--n-resamples", "0", "-o", str(tmp_path / "r")]) == 0
+    metrics = pd.read_csv(tmp_path / "r" / "metrics.csv")
+    assert metrics["model"].tolist() == ["m\r=1+1"]  # a text cell starting with m: not quoted
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz"])
+def test_a_column_named_twice_in_a_csv_header_is_an_error(tmp_path, name):
+    # the attack: a second `confidence` became a run column `confidence.1`
+    data = (b"doc_id,field,outcome,correct,confidence,similarity,weight,confidence\n"
+            b"a,Agency,TP,True,0.5,1.0,1.0,0.9\n")
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    message = (rf"^{path}, line 1: every column must be named once; found 'confidence' "
+               r"twice \(columns 5 and 8\)$")
+    for read in (read_entities, lambda p: list(io.iter_entities(p))):
+        with pytest.raises(ValidationError, match=message) as info:
+            read(path)
+        assert info.value.line == 1
+
+
+def test_doc_ids_that_write_as_the_same_text_are_an_error(tmp_path, capsys):
+    # the attack: doc ids 1 and "1" were scored as two documents and written as one
+    truth = [(1, {"Agency": "A"}), ("1", {"Agency": "B"})]
+    with pytest.raises(ValidationError, match=(
+            r"^truths doc ids must stay distinct as text \(an entity table writes them so\); "
+            r"found 1 at position 0 and '1' at position 1, both '1'$")) as info:
+        score_documents(AGENCY, truth, truth)
+    assert (info.value.doc_id, info.value.index) == ("1", 1)
+    # the same from JSONL files, through the command
+    _jsonl(tmp_path / "t.jsonl", (1, {"Agency": "A"}), ("1", {"Agency": "B"}))
+    assert main(["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
+                 "--pred", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.csv")]) == 1
+    assert "found 1 at position 0 and '1' at position 1" in capsys.readouterr().err
+    assert not (tmp_path / "e.csv").exists()

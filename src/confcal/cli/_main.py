@@ -254,6 +254,10 @@ def _parser() -> argparse.ArgumentParser:
                         metavar="N", help="most character pairs one document's line items "
                                           "may cost to compare, all against all (default "
                                           "1e11, a few seconds)")
+    limits.add_argument("--max-item-pairs", type=int_at_least(1), default=10**6,
+                        metavar="N", help="most pairs of truth and predicted items one "
+                                          "document's line-item field may make (default "
+                                          "1e6, 0.4 s and 120 MB)")
 
     report = commands.add_parser(
         "report", allow_abbrev=False, parents=[common],
@@ -282,6 +286,16 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--baseline-on", choices=("error", "intersection"), default="error",
                         help="a document that only one of two compared runs has: an error "
                              "(default), or left out and counted (intersection)")
+    report_limits = report.add_argument_group(
+        "input limits", "a table beyond one fails with the file and the limit instead of "
+                        "exhausting memory; raise a limit for a real table beyond it")
+    report_limits.add_argument("--max-rows", type=int_at_least(1), default=10**7, metavar="N",
+                               help="most rows of a table read whole (default 1e7 as "
+                                    "10000000; --sketch streams any number)")
+    report_limits.add_argument("--max-decompressed-bytes", type=_size, default=4 << 30,
+                               metavar="N", help="most bytes of CSV text (after "
+                                                 "decompression) or decoded Parquet columns "
+                                                 "a table may hold (default 4G)")
     report.add_argument("--title", default="confcal report", help="report title")
     report.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
                         help="report folder")
@@ -403,7 +417,8 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
     limits = InputLimits(max_line_bytes=args.max_line_bytes,
                          max_decompressed_bytes=args.max_decompressed_bytes,
                          max_depth=args.max_depth, max_value_chars=args.max_value_chars,
-                         max_pair_chars=args.max_pair_chars)
+                         max_pair_chars=args.max_pair_chars,
+                         max_item_pairs=args.max_item_pairs)
     pairs = paired_documents(args.truth, args.pred, recent, keep=2 * _STREAM_CHUNK,
                              allow_empty=args.allow_empty, limits=limits)
     writer = ChunkWriter(args.output)
@@ -566,7 +581,7 @@ def _demo(args: argparse.Namespace, console: _Console) -> int:
 
 
 def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
-    from .._markdown import csv_safe_frame, escape_text
+    from .._markdown import escape_text, write_csv
     from ..report._render import check_destination, format_runs, staged_report, to_markdown
     from ..report._runs import (
         SummaryStack,
@@ -575,8 +590,9 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
         runs_table,
         summarize_runs,
     )
-    from ..scoring.io import iter_entities
+    from ..scoring.io import InputLimits, iter_entities
 
+    limits = InputLimits(max_decompressed_bytes=args.max_decompressed_bytes)
     if args.n_resamples:
         console.say("--sketch: no bootstrap intervals (they resample rows, which a sketch "
                     "does not keep); use --n-resamples 0 to silence this")
@@ -584,7 +600,7 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     check_destination(out)  # before reading a single table
     by = args.by
     if by is None:  # the metadata columns of the first table, as compare_runs; from its header
-        first = next(iter_entities(args.entities[0], chunk_rows=1))
+        first = next(iter_entities(args.entities[0], chunk_rows=1, limits=limits))
         # the weight column weighs rows; it does not tell runs apart
         by = [c for c in check_by(None, first) if c != args.sample_weight]
     # only the required columns and the run columns are decoded (Parquet)
@@ -597,7 +613,7 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     try:
         for path in args.entities:
             stack = SummaryStack()  # a balanced tree of merges, not a fold over chunks
-            for chunk in iter_entities(path, columns=[*by, *weight]):
+            for chunk in iter_entities(path, columns=[*by, *weight], limits=limits):
                 stack.push(summarize_runs(chunk, by, sample_weight=args.sample_weight))
                 if bar is not None:
                     bar.update(len(chunk))
@@ -609,7 +625,7 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
     runs = runs_table(summaries, by, budgets=_budgets_or_default(args.budgets),
                       n_bins=args.n_bins)
     with staged_report(out) as staging:
-        csv_safe_frame(runs).to_csv(staging / "metrics.csv", index=False)
+        write_csv(runs, staging / "metrics.csv")
         (staging / "report.md").write_text(  # the title is the user's text: escaped
             f"# {escape_text(args.title)}\n\nComputed from calibration sketches (exact; no "
             f"bootstrap intervals).\n\n{to_markdown(format_runs(runs))}\n", encoding="utf-8")
@@ -621,7 +637,7 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
 def _report(args: argparse.Namespace, console: _Console) -> int:
     import pandas as pd
 
-    from ..scoring.io import read_entities
+    from ..scoring.io import InputLimits, read_entities
 
     if args.sketch:
         return _report_sketched(args, console)
@@ -633,7 +649,9 @@ def _report(args: argparse.Namespace, console: _Console) -> int:
 
     from ..report._runs import check_unique_entities
 
-    tables = [read_entities(path) for path in args.entities]
+    limits = InputLimits(max_rows=args.max_rows,
+                         max_decompressed_bytes=args.max_decompressed_bytes)
+    tables = [read_entities(path, limits=limits) for path in args.entities]
     entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
     check_unique_entities(entities, name="the entity tables",
                           sources=[(str(p), len(t)) for p, t in zip(args.entities, tables,

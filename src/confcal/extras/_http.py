@@ -11,7 +11,10 @@ through :class:`Transport`, so one set of rules holds everywhere:
   host name); there is no option to turn it off. An HTTPS endpoint behind ``HTTPS_PROXY``
   is reached through a CONNECT tunnel, so the proxy sees the host name and nothing else.
   Plain-HTTP endpoints (local servers) are connected to directly.
-* **Timeouts** bound the connection and every read of the socket.
+* **A deadline per request**: ``timeout`` bounds each attempt as a whole, connect to the
+  last byte of the answer, not only each read of the socket (a server sending a byte at a
+  time, or ``100 Continue`` lines for ever, is cut off at it); malformed HTTP (a negative
+  chunk size) is a failed attempt, retried like a dropped connection.
 * **Bounded retries**: a status in :data:`RETRY_STATUSES` (408, 409, 429 and every 5xx,
   the set both official OpenAI and Anthropic SDKs retry), a timeout or a dropped
   connection is retried up to ``max_retries`` times. The wait is the server's
@@ -49,7 +52,9 @@ import logging
 import math
 import random
 import re
+import socket
 import ssl
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -99,6 +104,7 @@ MAX_RESPONSE_BYTES = 32 * 2**20
 
 _ERROR_BODY_BYTES = 64 * 1024  # of an error body, only quoted: no need for more
 _EXCERPT = 300  # characters of a server's text quoted in a message
+_WHOLE = "the whole request, connect to last byte"
 _MIN_RUN = 8  # a run of this many consecutive characters of a secret is redacted
 _REDACTED = "[redacted]"
 _sleep: Callable[[float], None] = time.sleep  # tests record the waits instead
@@ -678,25 +684,63 @@ class Transport:
 
     def _once(self, path: str, body: bytes, headers: Mapping[str, str]
               ) -> tuple[int, Any, bytes, bool]:
-        """(status, headers, body, too_large) of one request."""
+        """(status, headers, body, too_large) of one request, within ``timeout`` as a
+        whole: a socket timeout bounds each read only, so a server sending a byte at a
+        time, or ``100 Continue`` lines for ever, would hold the call without end. A
+        timer shuts the socket down at the deadline; what the read then raises becomes a
+        TimeoutError."""
         conn = self._quiet()
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            sock = conn.sock
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:  # already closed
+                    pass
+
+        timer = threading.Timer(self.timeout, expire)
+        timer.daemon = True
+        timer.start()
         try:
-            conn.request("POST", self.base_path + path, body=body, headers=dict(headers))
-            response = conn.getresponse()
-            ok = 200 <= response.status < 300
-            limit = self.max_response_bytes if ok else _ERROR_BODY_BYTES
-            length = response.getheader("Content-Length")
-            if ok and length is not None and length.strip().isdigit() \
-                    and int(length) > limit:
-                return response.status, response.msg, b"", True
-            data = response.read(limit + 1)
-            if len(data) > limit:
-                if ok:
-                    return response.status, response.msg, b"", True
-                data = data[:limit]
-            return response.status, response.msg, data, False
+            conn.connect()
+            if expired.is_set():  # the deadline passed while connecting
+                raise TimeoutError(_WHOLE)
+            answer = self._exchange(conn, path, body, headers)
+            if expired.is_set():  # a read cut short by the shutdown returns what it had
+                raise TimeoutError(_WHOLE)
+            return answer
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            if expired.is_set():
+                raise TimeoutError(_WHOLE) from None
+            if not isinstance(exc, OSError | http.client.HTTPException):
+                # http.client on a malformed chunk size (a certificate error is a
+                # ValueError too, and an OSError: kept as it is)
+                raise http.client.HTTPException(f"malformed HTTP ({exc})") from None
+            raise
         finally:
+            timer.cancel()
             conn.close()
+
+    def _exchange(self, conn: http.client.HTTPConnection, path: str, body: bytes,
+                  headers: Mapping[str, str]) -> tuple[int, Any, bytes, bool]:
+        """The request on an open connection, and its answer read up to the limit."""
+        conn.request("POST", self.base_path + path, body=body, headers=dict(headers))
+        response = conn.getresponse()
+        ok = 200 <= response.status < 300
+        limit = self.max_response_bytes if ok else _ERROR_BODY_BYTES
+        length = response.getheader("Content-Length")
+        if ok and length is not None and length.strip().isdigit() \
+                and int(length) > limit:
+            return response.status, response.msg, b"", True
+        data = response.read(limit + 1)
+        if len(data) > limit:
+            if ok:
+                return response.status, response.msg, b"", True
+            data = data[:limit]
+        return response.status, response.msg, data, False
 
     def post(self, path: str, payload: Mapping[str, Any], *, headers: Mapping[str, str],
              secrets: Iterable[str | None] = (), auth_hint: str = "") -> Reply:

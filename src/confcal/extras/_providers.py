@@ -30,6 +30,7 @@ from ._http import (
     check_options,
     has_lone_surrogate,
     read_key,
+    redact,
     refused_sampling,
     sampling_refusal,
     usage_counts,
@@ -313,6 +314,7 @@ class BedrockClient:
         self.timeout = float(timeout)
         self.max_retries = max_retries
         self._client: Any = None
+        self._session: Any = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -334,6 +336,7 @@ class BedrockClient:
                                      extra="bedrock")
                 try:
                     session = session_module.Session(profile=self.profile)
+                    self._session = session
                     self._client = session.create_client("bedrock-runtime",
                                                          region_name=self.region,
                                                          config=config)
@@ -341,6 +344,19 @@ class BedrockClient:
                     raise ModelCallError(f"Bedrock {self.model}: the bedrock-runtime client "
                                          f"could not be created ({exc})", attempts=0) from None
             return self._client
+
+    def _secrets(self) -> list[str]:
+        """The access key, secret key and session token botocore signs with (what a
+        message must never quote), read when needed: temporary credentials refresh."""
+        try:
+            credentials = self._session.get_credentials() if self._session else None
+            frozen = credentials.get_frozen_credentials() if credentials else None
+        except Exception:  # noqa: BLE001 - a failed refresh leaves nothing to redact
+            return []
+        if frozen is None:
+            return []
+        return [s for s in (frozen.access_key, frozen.secret_key, frozen.token)
+                if isinstance(s, str) and s]
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:
         """The Converse parameters for ``request`` (what :meth:`complete` sends).
@@ -389,9 +405,12 @@ class BedrockClient:
             meta = exc.response.get("ResponseMetadata", {})
             status = meta.get("HTTPStatusCode")
             error = exc.response.get("Error", {})
+            # the server's words, redacted before they are cut (a cut must not leave a
+            # secret's prefix that redaction would no longer see whole)
+            said = redact(f"{error.get('Code', '?')}: {error.get('Message', '')}",
+                          self._secrets())
             failure = ModelHTTPError(
-                f"{where} answered HTTP {status}: {error.get('Code', '?')}: "
-                f"{str(error.get('Message', ''))[:300]}", status=status,
+                f"{where} answered HTTP {status}: {said[:300]}", status=status,
                 attempts=int(meta.get("RetryAttempts", 0)) + 1,
                 retryable=status in RETRY_STATUSES)
             sent = {wire: (name, getattr(request, name))
@@ -400,10 +419,12 @@ class BedrockClient:
             raise refused_sampling(failure, sent) from None
         except (exceptions.EndpointConnectionError, exceptions.ConnectTimeoutError,
                 exceptions.ReadTimeoutError, exceptions.ConnectionClosedError) as exc:
-            raise ModelConnectionError(f"{where} failed: no answer ({exc})",
+            raise ModelConnectionError(f"{where} failed: no answer "
+                                       f"({redact(str(exc), self._secrets())})",
                                        attempts=self.max_retries + 1, retryable=True) from None
         except exceptions.BotoCoreError as exc:  # credentials, parameter validation
-            raise ModelCallError(f"{where} failed: {exc}", attempts=1) from None
+            raise ModelCallError(f"{where} failed: {redact(str(exc), self._secrets())}",
+                                 attempts=1) from None
         try:
             blocks = response["output"]["message"]["content"]
             texts = [b["text"] for b in blocks if "text" in b]

@@ -80,7 +80,8 @@ class OpenAICompatibleClient:
         :class:`~confcal.exceptions.ModelCallError` before any request. None sends no key
         (local servers).
     timeout : float, default 60.0
-        Seconds the connection and each read of the socket may take.
+        Seconds one attempt may take as a whole: connecting, sending and reading the
+        whole answer (not only each read of the socket).
     max_retries : int, default 4
         Retries after a 408, 409, 429, 5xx, a timeout or a dropped connection (so at most
         ``max_retries + 1`` requests); other errors are raised at once.

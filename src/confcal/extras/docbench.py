@@ -631,7 +631,7 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
     questions, pdfs = _questions(root, domains)
     doc_ids = list(dict.fromkeys(q.doc_id for q in questions))
     eval_name = f"{name}_eval_input.jsonl"
-    known = {*RUN_FILES, eval_name, *doc_ids}
+    known = {*RUN_FILES, eval_name, *(f"{d}/" for d in doc_ids)}  # "/": a folder
     check_destination(out, known, "qa run output")
     usable = math.floor(context_tokens * (1.0 - margin)) - max_tokens - _CHAT_OVERHEAD \
         - tokens(system_prompt)

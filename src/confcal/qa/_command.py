@@ -172,6 +172,14 @@ def _markdown(frame: Any, digits: int = 3) -> str:
                            for row in frame.itertuples(index=False)])
 
 
+def _csv(frame: Any) -> str:
+    # verdicts, answers and labels are untrusted text a spreadsheet opens: formula cells
+    # neutralised, line breaks inside a cell quoted
+    from .._markdown import write_csv
+
+    return str(write_csv(frame))
+
+
 def _text(value: Any) -> str:
     from .._markdown import escape_text
 
@@ -434,25 +442,25 @@ def _other_sections(args: argparse.Namespace, t: _Tables, files: dict[str, str]
     """The report's sections after accuracy, adding each one's CSV to ``files``."""
     md: list[str] = []
     if t.decided is not None:
-        files["decided.csv"] = t.decided.to_csv(index=False)
+        files["decided.csv"] = _csv(t.decided)
         md += ["## Who decided", "",
                ("The cascade: the rule judge's verdicts, and the model judge's on the answers "
                 "the rule judge left undecided."), "", _markdown(t.decided), ""]
     if t.agreement is not None:
-        files["agreement.csv"] = t.agreement.to_csv(index=False)
+        files["agreement.csv"] = _csv(t.agreement)
         official = args.eval_output is not None and t.human == "docbench"
         md += ["## Judge vs the official verdicts" if official else "## Judge vs human", "",
                (f"Verdicts of the judge against the {_code(t.human)} column, on the answers "
                 "both decided (Cohen's kappa corrects the agreement for chance)."), "",
                _markdown(t.agreement), ""]
     if t.calibration is not None:
-        files["calibration.csv"] = t.calibration.to_csv(index=False)
+        files["calibration.csv"] = _csv(t.calibration)
         md += ["## Calibration", "",
                ("Answers with a confidence and a decided verdict, through "
                "`confcal.calibration_report`: does the confidence separate right answers "
                "from wrong ones?"), "", _markdown(t.calibration), ""]
         if t.bins is not None:
-            files["reliability.csv"] = t.bins.to_csv(index=False)
+            files["reliability.csv"] = _csv(t.bins)
             md += ["### Reliability bins (equal-mass)", "", _markdown(t.bins), ""]
     return md
 
@@ -466,8 +474,8 @@ def _files(args: argparse.Namespace, source: str, judge_name: str, t: _Tables, v
                f"{counts.get('unparseable', 0):,} unparseable, "
                f"{int(counts.get('failed', 0)):,} failed (the last three are counted apart, "
                f"never as right or wrong)")
-    files = {"verdicts.csv": t.judged.to_csv(index=False),
-             "accuracy.csv": t.accuracy.to_csv(index=False)}
+    files = {"verdicts.csv": _csv(t.judged),
+             "accuracy.csv": _csv(t.accuracy)}
     md = [f"# confcal qa: {_text(source)}", "", f"Judge: {_text(judge_name)}. {summary}.", ""]
     if args.demo:
         md += [_DEMO_NOTE, ""]

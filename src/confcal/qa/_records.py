@@ -543,6 +543,10 @@ def load_docbench(root: str | os.PathLike[str], *, system: str | None = None,
         raise ValidationError(f"root must be an existing folder; found {str(root)!r}")
     if system is not None and not is_text(system):
         raise ValidationError(f"system must be a non-empty string; found {system!r}")
+    if system is not None and (any(c in system for c in "/\\\0") or system.startswith(".")):
+        # it names files inside each document's folder: never a path that leads out
+        raise ValidationError(f"system must be a file-name-safe name (no '/', '\\' or NUL, "
+                              f"not starting with '.'); found {system!r}")
     check_domains(domains)
     folders, skipped = _document_folders(root)
     rows: list[dict[str, Any]] = []

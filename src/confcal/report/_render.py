@@ -11,7 +11,6 @@ into place, so a failure never leaves a half-written report. The numbers come fr
 from __future__ import annotations
 
 import base64
-import html
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -25,7 +24,7 @@ import pandas as pd
 
 from .._files import check_destination as _check_folder
 from .._files import staged_folder
-from .._markdown import csv_safe_frame, escape_cell, escape_text, markdown_table
+from .._markdown import escape_cell, escape_html, escape_text, markdown_table, write_csv
 from .._signature import table_signature
 from .._validation import check_budgets, check_option, check_positive_int, is_missing
 from ..exceptions import UndefinedMetricWarning, ValidationError
@@ -171,7 +170,7 @@ def _differences_html(runs: pd.DataFrame) -> str:
     """The differences table for the page: the difference, then its interval and p-value on
     smaller lines."""
     text = format_differences(runs)
-    head = [html.escape(str(c)) for c in text.columns]
+    head = [escape_html(str(c)) for c in text.columns]
     rows = []
     for _, row in text.iterrows():
         cells = []
@@ -181,11 +180,11 @@ def _differences_html(runs: pd.DataFrame) -> str:
                 estimate, rest = value.split(" [", 1)
                 interval, p = rest.split("] ", 1)
                 low, high = interval.split(", ")
-                cells.append(f"{html.escape(estimate)}<br><span class=\"ci\">"
-                             f"{html.escape(low)} to {html.escape(high)}</span><br>"
-                             f"<span class=\"ci\">{html.escape(p)}</span>")
+                cells.append(f"{escape_html(estimate)}<br><span class=\"ci\">"
+                             f"{escape_html(low)} to {escape_html(high)}</span><br>"
+                             f"<span class=\"ci\">{escape_html(p)}</span>")
             else:
-                cells.append(html.escape(value))
+                cells.append(escape_html(value))
         rows.append(cells)
     return _table_html(head, rows, "runs")
 
@@ -227,7 +226,7 @@ def to_html(table: pd.DataFrame, *, css_class: str = "runs") -> str:
     </table>
     """
     cells = [[_html_cell(v) for v in row] for row in table.itertuples(index=False, name=None)]
-    return _table_html([html.escape(str(c)) for c in table.columns], cells, css_class)
+    return _table_html([escape_html(str(c)) for c in table.columns], cells, css_class)
 
 
 def _html_cell(value: Any) -> str:
@@ -237,16 +236,16 @@ def _html_cell(value: Any) -> str:
         # line, so a dozen metric columns fit a 1024-pixel window
         estimate, interval = text[:-1].split(" [", 1)
         low, _, high = interval.partition(", ")
-        return (f'{html.escape(estimate)}<br><span class="ci">'
-                f"{html.escape(low)}\u2013{html.escape(high)}</span>")
-    return html.escape(text)
+        return (f'{escape_html(estimate)}<br><span class="ci">'
+                f"{escape_html(low)}\u2013{escape_html(high)}</span>")
+    return escape_html(text)
 
 
 def _table_html(head: Sequence[str], rows: Sequence[Sequence[str]], css_class: str) -> str:
     """An HTML table of cells that are already HTML (escaped by the caller)."""
     header = "".join(f"<th>{h}</th>" for h in head)
     body = "\n".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return (f'<table class="{html.escape(css_class)}">\n<thead><tr>{header}</tr></thead>\n'
+    return (f'<table class="{escape_html(css_class)}">\n<thead><tr>{header}</tr></thead>\n'
             f"<tbody>\n{body}\n</tbody>\n</table>")
 
 
@@ -262,9 +261,9 @@ def _errors_html(errors: pd.DataFrame) -> str:
     """The confident errors; the extracted values may break anywhere (a long token from a
     document must not widen the page), the other columns only between words."""
     values = {"truth", "prediction"}
-    head = [html.escape(str(c)) for c in errors.columns]
-    rows = [[(f'<span class="value">{html.escape(str(v))}</span>' if c in values
-              else html.escape(str(v))) for c, v in zip(errors.columns, row, strict=True)]
+    head = [escape_html(str(c)) for c in errors.columns]
+    rows = [[(f'<span class="value">{escape_html(str(v))}</span>' if c in values
+              else escape_html(str(v))) for c, v in zip(errors.columns, row, strict=True)]
             for row in errors.itertuples(index=False, name=None)]
     return _table_html(head, rows, "errors")
 
@@ -274,7 +273,7 @@ def _runs_html(runs: pd.DataFrame) -> str:
     ECARB cell rather than in a column of its own, so the table fits 1024 pixels."""
     text = format_runs(runs)
     columns = [c for c in text.columns if not str(c).startswith("max@")]
-    head = [html.escape(str(c)) + ("<br>(max)" if f"max@{str(c)[6:]}" in text.columns
+    head = [escape_html(str(c)) + ("<br>(max)" if f"max@{str(c)[6:]}" in text.columns
                                    and str(c).startswith("ECARB@") else "")
             for c in columns]
     rows = []
@@ -284,7 +283,7 @@ def _runs_html(runs: pd.DataFrame) -> str:
             cell = _html_cell(row[c])
             ceiling = f"max@{str(c)[6:]}"
             if str(c).startswith("ECARB@") and ceiling in text.columns:
-                cell += f'<br><span class="ci">max {html.escape(str(row[ceiling]))}</span>'
+                cell += f'<br><span class="ci">max {escape_html(str(row[ceiling]))}</span>'
             cells.append(cell)
         rows.append(cells)
     return _table_html(head, rows, "runs")
@@ -563,27 +562,27 @@ def _html_page(title: str, notes: Sequence[str], summary: str, tables: list[tupl
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         _CSP,
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{html.escape(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
-        f"<h1>{html.escape(title)}</h1>",
+        f"<title>{escape_html(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
+        f"<h1>{escape_html(title)}</h1>",
     ]
-    parts += [f'<p class="banner">{html.escape(n)}</p>' for n in notes]
-    parts.append(f'<p class="note">{html.escape(summary)}</p>')
+    parts += [f'<p class="banner">{escape_html(n)}</p>' for n in notes]
+    parts.append(f'<p class="note">{escape_html(summary)}</p>')
     for heading, table in tables:
-        parts += [f"<h2>{html.escape(heading)}</h2>", _scrolling(table)]
+        parts += [f"<h2>{escape_html(heading)}</h2>", _scrolling(table)]
     parts.append("<h2>What the columns mean</h2><dl>")
-    parts += [f"<dt>{html.escape(t)}</dt><dd>{html.escape(d)}</dd>" for t, d in _GLOSSARY]
+    parts += [f"<dt>{escape_html(t)}</dt><dd>{escape_html(d)}</dd>" for t, d in _GLOSSARY]
     parts.append("</dl>")
     for heading, name, png, caption in figures:
         data = base64.b64encode(png).decode("ascii")
         width, height = _png_size(png)
         # shown at its own size, never shrunk below it: the figure's smallest text (8 pt at
         # 100 dpi, 11 px) stays as large as the page's smallest; a wide figure scrolls in its box
-        parts += [f"<h2>{html.escape(heading)}</h2>", "<figure>",
+        parts += [f"<h2>{escape_html(heading)}</h2>", "<figure>",
                   '<div class="scroll" role="region" tabindex="0" aria-label="figure; scrolls '
                   'sideways when wider than the page">'
-                  f'<img alt="{html.escape(heading)}" width="{width}" height="{height}" '
+                  f'<img alt="{escape_html(heading)}" width="{width}" height="{height}" '
                   f'src="data:image/png;base64,{data}"></div>',
-                  f"<figcaption>{html.escape(caption)} ({html.escape(name)})</figcaption>",
+                  f"<figcaption>{escape_html(caption)} ({escape_html(name)})</figcaption>",
                   "</figure>"]
     parts.append(f"<h2>Most confident errors (top {n_errors} per run)</h2>")
     parts.append('<p class="note">Wrong predictions with the highest confidence: what a '
@@ -591,7 +590,7 @@ def _html_page(title: str, notes: Sequence[str], summary: str, tables: list[tupl
                  "</p>")
     parts.append(_scrolling(_errors_html(errors)) if len(errors) else
                  '<p class="note">No wrong prediction carries a confidence.</p>')
-    parts += [f'<p class="note">{html.escape(footer)}</p>', "</body>", "</html>", ""]
+    parts += [f'<p class="note">{escape_html(footer)}</p>', "</body>", "</html>", ""]
     return "\n".join(parts)
 
 
@@ -773,7 +772,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
             _markdown_page(title, notes, summary, md_tables, figures, errors, n_errors,
                            footer), encoding="utf-8")
         # text cells that a spreadsheet would run as a formula get a quote (_markdown)
-        csv_safe_frame(runs).to_csv(staging / "metrics.csv", index=False)
+        write_csv(runs, staging / "metrics.csv")
         for _, name, png, _ in figures:
             (staging / name).write_bytes(png)
     return WrittenReport(directory=out, html=out / "report.html", markdown=out / "report.md",
@@ -895,7 +894,7 @@ def _baseline_sections(frame: pd.DataFrame, by: Sequence[str], runs: pd.DataFram
                "differences, so 0 is outside the interval exactly when "
                f"p <= {1 - level:.2f}). ECARB: higher is better; ECE, Brier: lower is better.")
     section = (f"Differences from {by[0]}={baseline}",
-               f'<p class="note">{html.escape(explain)}</p>\n' + _differences_html(runs),
+               f'<p class="note">{escape_html(explain)}</p>\n' + _differences_html(runs),
                escape_text(explain) + "\n\n" + to_markdown(format_differences(runs)))
     return [section], notes
 

@@ -45,6 +45,7 @@ def doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
                 )
             pairs.append((element[0], element[1]))
     first_at: dict[Any, int] = {}
+    written: dict[str, tuple[Any, int]] = {}  # the text a doc id is written as, its first id
     for i, (doc_id, _) in enumerate(pairs):
         try:
             hash(doc_id)
@@ -62,6 +63,14 @@ def doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
                 f"{first_at[doc_id]} and {i}", doc_id=doc_id, index=i
             )
         first_at[doc_id] = i
+        # an entity table writes doc ids as text: 1 and "1" would be scored as two
+        # documents and written as one
+        other, j = written.setdefault(str(doc_id), (doc_id, i))
+        if j != i:
+            raise ValidationError(
+                f"{name} doc ids must stay distinct as text (an entity table writes them "
+                f"so); found {other!r} at position {j} and {doc_id!r} at position {i}, both "
+                f"{str(doc_id)!r}", doc_id=doc_id, index=i)
     return pairs
 
 

@@ -580,7 +580,8 @@ def score_documents(
     meta = metadata_columns(metadata, doc_ids, doc_pos)
     signature = extraction_signature(schema, conventions)
     thresholds, weights = _leaf_settings(schema)
-    check_item_work(schema, truth_docs, pred_docs, checked_limits.max_pair_chars, max_chars)
+    check_item_work(schema, truth_docs, pred_docs, checked_limits.max_pair_chars, max_chars,
+                    checked_limits.max_item_pairs)
     if stickler:
         check_document_lengths(schema, truth_docs, pred_docs, max_chars)
         return _signed(_stickler.score(schema, truth_docs, pred_docs, doc_ids, meta, names),

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import functools
 import gzip
+import io
 import json
 import os
 import re
 import warnings
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -39,8 +40,9 @@ import numpy as np
 import pandas as pd
 
 from .._files import StagedFile, read_json
+from .._markdown import write_csv
 from .._signature import SIGNATURE_ATTR
-from .._validation import WEIGHT_RULE, InputLimits, is_missing, weight_ok
+from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, weight_ok
 from ..exceptions import ValidationError
 from ._result import OUTCOMES, value_column
 
@@ -354,9 +356,9 @@ class ChunkWriter:
                 self._writer = (gzip.open(self.tmp, "wt", encoding="utf-8", newline="")  # noqa: SIM115
                                 if self.suffix == ".csv.gz"
                                 else open(self.tmp, "w", encoding="utf-8", newline=""))  # noqa: SIM115
-                frame.to_csv(self._writer, index=False)
+                write_csv(frame, self._writer, neutralise=False)
             else:
-                frame.to_csv(self._writer, index=False, header=False)
+                write_csv(frame, self._writer, neutralise=False, header=False)
         self.rows += len(frame)
 
     def close(self) -> Path:
@@ -427,8 +429,8 @@ def write_entities(entities: pd.DataFrame, path: str | os.PathLike[str]) -> Path
         if suffix == ".parquet":
             frame.to_parquet(staged.tmp, index=False)
         else:
-            frame.to_csv(staged.tmp, index=False,
-                         compression="gzip" if suffix == ".csv.gz" else None)
+            write_csv(frame, staged.tmp, neutralise=False,
+                      compression="gzip" if suffix == ".csv.gz" else None)
     return path
 
 
@@ -446,13 +448,25 @@ def _existing_entity_table(path: str | os.PathLike[str]) -> tuple[Path, str]:
     return path, suffix
 
 
-def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
+def read_entities(path: str | os.PathLike[str], *,
+                  limits: InputLimits | None = None) -> pd.DataFrame:
     """Read an entity table written by :func:`write_entities` (or any tool) and check it.
 
     The columns of :data:`REQUIRED_ENTITY_COLUMNS` must be present and valid (see
     :func:`check_entities`); errors name the file, the column and the first offending
     line (CSV, counting the header as line 1) or row (Parquet, 0-based), in the message
     and in the ``source`` and ``line`` (CSV) or ``index`` (Parquet) attributes.
+
+    The table is bounded before it is held: at most ``limits.max_rows`` rows and
+    ``limits.max_decompressed_bytes`` of CSV text (after decompression) or of decoded
+    Parquet columns; a table beyond either is an error naming the file and the limit.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.parquet``, ``.csv`` or ``.csv.gz``.
+    limits : InputLimits, optional
+        The bounds (default :class:`~confcal.scoring.io.InputLimits()`).
 
     Returns
     -------
@@ -481,21 +495,136 @@ def read_entities(path: str | os.PathLike[str]) -> pd.DataFrame:
     [0, 1]; found 1 value breaking it, first on line 3 (1.5)
     """
     path, suffix = _existing_entity_table(path)
+    checked = check_limits(limits)
     with _reading(path, suffix):
         if suffix == ".parquet":
-            _parquet_module(path)
-            frame = pd.read_parquet(path)  # pandas restores the signature from the file
+            frame = _read_parquet(path, checked)
             row, offset = "row", 0
         else:
             # only an empty cell is missing: the texts "NA", "None" or "null" are values
-            frame = pd.read_csv(path, dtype=_TEXT_COLUMNS, keep_default_na=False,
-                                na_values=[""])
+            _check_header(path, checked)
+            with _BoundedText(path, checked, max_rows=checked.max_rows) as fh:
+                frame = pd.read_csv(fh, dtype=_TEXT_COLUMNS, keep_default_na=False,
+                                    na_values=[""])
             row, offset = "line", 2
         return _checked(frame, str(path), row, offset)
 
 
+def _check_header(path: Path, limits: InputLimits) -> None:
+    """No column named twice in a CSV header: pandas would rename the second
+    ``confidence`` to ``confidence.1``, which a report then takes for a run column."""
+    import csv
+
+    with _BoundedText(path, limits, max_rows=None) as raw, \
+            io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", newline="") as text:
+        try:
+            header = next(csv.reader(text), [])
+        except csv.Error as exc:  # a header field beyond csv's field size limit
+            raise ValidationError(f"{path}, line 1: must be a CSV header; found {exc}",
+                                  source=path, line=1) from None
+    seen: dict[str, int] = {}
+    for position, name in enumerate(header):
+        if name in seen:
+            raise ValidationError(
+                f"{path}, line 1: every column must be named once; found {name!r} twice "
+                f"(columns {seen[name] + 1} and {position + 1})", source=path, line=1)
+        seen[name] = position
+
+
+def _rows_error(path: Path, limit: int, found: str) -> ValidationError:
+    return ValidationError(
+        f"{path}: an entity table read whole must have at most {limit:,} rows "
+        f"(InputLimits.max_rows, --max-rows on the command line; confcal report --sketch "
+        f"streams a table of any length in bounded memory); found {found}", source=path)
+
+
+def _bytes_error(path: Path, limit: int, what: str, found: str) -> ValidationError:
+    return ValidationError(
+        f"{path}: an entity table must hold at most {limit:,} bytes {what} "
+        f"(InputLimits.max_decompressed_bytes, --max-decompressed-bytes on the command "
+        f"line); found {found}", source=path)
+
+
+class _BoundedText(io.RawIOBase):
+    """A CSV table's bytes (decompressed, for ``.csv.gz``) as pandas reads them, refused
+    past ``limits.max_decompressed_bytes`` or, when ``max_rows`` is given, past that many
+    lines after the header (a line break inside a quoted cell counts too: lines bound
+    rows from above), before the rows beyond are held."""
+
+    def __init__(self, path: Path, limits: InputLimits, *, max_rows: int | None) -> None:
+        super().__init__()
+        self._path, self._max_bytes, self._max_rows = path, limits.max_decompressed_bytes, max_rows
+        self._raw: Any = gzip.open(path, "rb") if path.name.endswith(".gz") \
+            else open(path, "rb")  # noqa: SIM115 - closed with this reader
+        self._bytes = self._lines = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer)
+        self._bytes += n
+        if self._bytes > self._max_bytes:
+            what = "of text after decompression" if self._path.name.endswith(".gz") \
+                else "of text"
+            raise _bytes_error(self._path, self._max_bytes, what, "more")
+        if self._max_rows is not None:
+            self._lines += memoryview(buffer)[:n].tobytes().count(b"\n")
+            if self._lines > self._max_rows + 1:  # the header's line break, then the rows'
+                raise _rows_error(self._path, self._max_rows,
+                                  f"more than {self._max_rows:,} lines after the header")
+        return int(n)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def _parquet_bounds(parquet: Any, path: Path, limits: InputLimits, *, whole: bool) -> None:
+    """A Parquet table's declared rows and decoded size within the limits (read from its
+    footer, before any column is decoded)."""
+    meta = parquet.metadata
+    if whole and meta.num_rows > limits.max_rows:
+        raise _rows_error(path, limits.max_rows, f"{meta.num_rows:,}")
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if size > limits.max_decompressed_bytes:
+        raise _bytes_error(path, limits.max_decompressed_bytes, "of decoded columns",
+                           f"{size:,} (its footer)")
+
+
+def _read_parquet(path: Path, limits: InputLimits) -> pd.DataFrame:
+    """A whole Parquet table, bounded by its footer and then by the bytes decoded (a footer
+    can understate them), with the table's signature."""
+    pq = _parquet_module(path)
+    import pyarrow as pa
+
+    parquet = pq.ParquetFile(path)
+    _parquet_bounds(parquet, path, limits, whole=True)
+    batches, held = [], 0
+    for batch in parquet.iter_batches(batch_size=65_536):
+        held += batch.nbytes
+        if held > limits.max_decompressed_bytes:
+            raise _bytes_error(path, limits.max_decompressed_bytes, "of decoded columns",
+                               "more")
+        batches.append(batch)
+    frame = pa.Table.from_batches(batches, schema=parquet.schema_arrow).to_pandas()
+    signature = _parquet_signature(parquet)
+    if isinstance(signature, str):
+        frame.attrs[SIGNATURE_ATTR] = signature
+    return frame
+
+
+def _parquet_signature(parquet: Any) -> Any:
+    try:
+        attrs = json.loads((parquet.schema_arrow.metadata or {}).get(b"PANDAS_ATTRS", b"{}"))
+    except ValueError:
+        return None
+    return attrs.get(SIGNATURE_ATTR) if isinstance(attrs, dict) else None
+
+
 def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None,
-                  chunk_rows: int = 1_000_000) -> Iterator[pd.DataFrame]:
+                  chunk_rows: int = 1_000_000,
+                  limits: InputLimits | None = None) -> Iterator[pd.DataFrame]:
     """Read an entity table in chunks, each checked like :func:`read_entities`.
 
     Parquet is read one row-group batch at a time and only ``columns`` (plus
@@ -511,6 +640,9 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
         Columns wanted besides the required ones; default every column.
     chunk_rows : int, default 1,000,000
         Rows per chunk (at most).
+    limits : InputLimits, optional
+        ``max_decompressed_bytes`` bounds the CSV text (after decompression) or the
+        Parquet columns' decoded size; rows are not bounded (one chunk is held at a time).
 
     Yields
     ------
@@ -537,11 +669,14 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise ValidationError(f"chunk_rows must be an integer >= 1; found {chunk_rows!r}")
     wanted = None if columns is None else list(dict.fromkeys([*REQUIRED_ENTITY_COLUMNS, *columns]))
-    with _reading(path, suffix):
+    checked = check_limits(limits)
+    with _reading(path, suffix), ExitStack() as stack:
         if suffix == ".parquet":
-            chunks, row, seen = _parquet_chunks(path, wanted, chunk_rows), "row", 0
+            chunks, row, seen = _parquet_chunks(path, wanted, chunk_rows, checked), "row", 0
         else:
-            chunks = pd.read_csv(path, dtype=_TEXT_COLUMNS, keep_default_na=False, na_values=[""],
+            _check_header(path, checked)
+            fh = stack.enter_context(_BoundedText(path, checked, max_rows=None))
+            chunks = pd.read_csv(fh, dtype=_TEXT_COLUMNS, keep_default_na=False, na_values=[""],
                                  usecols=(lambda c: c in wanted) if wanted else None,
                                  chunksize=chunk_rows)
             row, seen = "line", 2
@@ -565,19 +700,24 @@ def _parquet_module(path: Path) -> Any:
     return pq
 
 
-def _parquet_chunks(path: Path, wanted: list[str] | None, chunk_rows: int
-                    ) -> Iterator[pd.DataFrame]:
+def _parquet_chunks(path: Path, wanted: list[str] | None, chunk_rows: int,
+                    limits: InputLimits) -> Iterator[pd.DataFrame]:
     """The row-group batches of a Parquet table, only the ``wanted`` columns decoded, each
-    carrying the table's signature."""
+    carrying the table's signature; the decoded bytes bounded by the footer and as read."""
     parquet = _parquet_module(path).ParquetFile(path)
     names = parquet.schema_arrow.names
     absent = [c for c in (wanted or []) if c not in names]
     if absent:
         raise ValidationError(f"{path} must have the columns {wanted}; found {len(absent)} "
                               f"missing: {absent}", source=path)
-    attrs = json.loads((parquet.schema_arrow.metadata or {}).get(b"PANDAS_ATTRS", b"{}"))
-    signature = attrs.get(SIGNATURE_ATTR) if isinstance(attrs, dict) else None
+    _parquet_bounds(parquet, path, limits, whole=False)
+    signature = _parquet_signature(parquet)
+    decoded = 0
     for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
+        decoded += batch.nbytes
+        if decoded > limits.max_decompressed_bytes:
+            raise _bytes_error(path, limits.max_decompressed_bytes, "of decoded columns",
+                               "more")
         frame = batch.to_pandas()
         if isinstance(signature, str):
             frame.attrs[SIGNATURE_ATTR] = signature

@@ -280,15 +280,29 @@ def _compared_text(leaf: Any) -> int:
     return len(leaf) if isinstance(leaf, str) else 0
 
 
+def _check_item_pairs(doc_id: Any, name: str, counts: list[int], max_items: int) -> None:
+    if counts[0] * counts[1] > max_items:
+        raise ValidationError(
+            f"doc {doc_id!r}, field {name}: the line items must make at most {max_items:,} "
+            f"pairs of truth and predicted items (InputLimits.max_item_pairs, "
+            f"--max-item-pairs on the command line; every pair costs a similarity per "
+            f"sub-field and a place in the assignment); found {counts[0] * counts[1]:,} "
+            f"({counts[0]:,} truth x {counts[1]:,} predicted items)", doc_id=doc_id, field=name)
+
+
 def check_item_work(schema: Any, truth_docs: list[tuple[Any, Any]],
-                    pred_docs: Mapping[Any, Any], max_pairs: int, max_chars: int) -> None:
-    """No document's line items cost more than ``max_pairs`` character pairs to compare.
+                    pred_docs: Mapping[Any, Any], max_pairs: int, max_chars: int,
+                    max_items: int) -> None:
+    """No document's line items cost more than ``max_pairs`` character pairs or
+    ``max_items`` item pairs to compare.
 
     Items are compared all against all, so the text work of a line-item field in one
     document is, summed over its sub-fields, (truth characters) x (predicted characters)
-    (:class:`~confcal.scoring.io.InputLimits`, ``max_pair_chars``). A document beyond it
-    is refused before any comparison, never cut short. ``max_chars`` is the longest value
-    allowed, which clears most documents by their item counts alone.
+    (:class:`~confcal.scoring.io.InputLimits`, ``max_pair_chars``), and its memory and
+    assignment work grow with (truth items) x (predicted items) whatever the values'
+    lengths (``max_item_pairs``). A document beyond either is refused before any
+    comparison, never cut short. ``max_chars`` is the longest value allowed, which clears
+    most documents by their item counts alone.
     """
     from .schema import Items  # the schema module imports this one
 
@@ -302,6 +316,7 @@ def check_item_work(schema: Any, truth_docs: list[tuple[Any, Any]],
             counts = [len(doc.get(name) or ()) if isinstance(doc, Mapping)
                       and isinstance(doc.get(name), (list, tuple)) else 0
                       for doc in (truth, pred)]
+            _check_item_pairs(doc_id, name, counts, max_items)
             if len(spec.fields) * counts[0] * counts[1] * max_chars ** 2 <= max_pairs:
                 continue
             sides = []
