@@ -32,6 +32,8 @@ def facade(package: str, modules: Sequence[str]
         if name == "__all__":
             namespace["__all__"] = public_names()
             return namespace["__all__"]
+        if name in modules and not name.startswith("_"):  # a public module, by attribute
+            return importlib.import_module(f"{package}.{name}")
         for module in modules:
             loaded = importlib.import_module(f"{package}.{module}")
             if name in loaded.__all__:

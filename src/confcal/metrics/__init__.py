@@ -12,76 +12,20 @@ calibration sketch; the tests on them (:func:`calibration_test`, :func:`delong_t
 here imports the scorer, the report, the command line or an extra (docs/architecture.md).
 """
 
-from . import bootstrap, sketch  # noqa: I001  (the modules, for their __all__)
-from ._curves import aurc, pr_curve_points, risk_coverage_curve, roc_curve_points
-from ._estimators import (
-    SMOOTH_ECE_MIN_BANDWIDTH,
-    BrierDecomposition,
-    CalibrationSlope,
-    brier_decomposition,
-    calibration_slope,
-    debiased_ece,
-    log_loss,
-    smooth_ece,
-)
-from ._inference import (
-    CALIBRATION_STATISTICS,
-    CalibrationTest,
-    DeLongTest,
-    calibration_test,
-    delong_test,
-)
-from ._metrics import (
-    BINNINGS,
-    DEFAULT_BUDGETS,
-    TIES,
-    auroc,
-    brier,
-    ecarb,
-    ecarb_ceiling,
-    ecarb_curve,
-    ece,
-    mce,
-    reliability_bins,
-    review_count,
-)
-from ._report import EXTRA_METRICS, CalibrationReport, calibration_report
-from .bootstrap import *  # noqa: F403
-from .sketch import *  # noqa: F403
+from typing import TYPE_CHECKING
 
-__all__ = [
-    *bootstrap.__all__,
-    *sketch.__all__,
-    "BINNINGS",
-    "CALIBRATION_STATISTICS",
-    "DEFAULT_BUDGETS",
-    "EXTRA_METRICS",
-    "SMOOTH_ECE_MIN_BANDWIDTH",
-    "TIES",
-    "BrierDecomposition",
-    "CalibrationReport",
-    "CalibrationSlope",
-    "CalibrationTest",
-    "DeLongTest",
-    "aurc",
-    "auroc",
-    "brier",
-    "brier_decomposition",
-    "calibration_report",
-    "calibration_slope",
-    "calibration_test",
-    "debiased_ece",
-    "delong_test",
-    "ecarb",
-    "ecarb_ceiling",
-    "ecarb_curve",
-    "ece",
-    "log_loss",
-    "mce",
-    "pr_curve_points",
-    "reliability_bins",
-    "review_count",
-    "risk_coverage_curve",
-    "roc_curve_points",
-    "smooth_ece",
-]
+from .._lazy import facade
+
+# imported on first use, module by module: a scalar metric loads _metrics (and _ranking)
+# only, so `import confcal; confcal.auroc(...)` costs what numpy costs
+__getattr__, __dir__ = facade(__name__, ("_metrics", "_report", "_estimators", "_curves",
+                                         "_inference", "bootstrap", "sketch"))
+
+if TYPE_CHECKING:
+    from ._curves import *  # noqa: F403
+    from ._estimators import *  # noqa: F403
+    from ._inference import *  # noqa: F403
+    from ._metrics import *  # noqa: F403
+    from ._report import *  # noqa: F403
+    from .bootstrap import *  # noqa: F403
+    from .sketch import *  # noqa: F403
