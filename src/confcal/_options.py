@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ._validation import check_budgets
-from .exceptions import ConfcalError
+from .exceptions import ConfcalError, ValidationError
 
-__all__ = ["add_sampling", "budgets", "columns", "int_at_least", "number_between", "number_in",
-           "positive", "sampling"]
+__all__ = ["add_sampling", "budgets", "columns", "error_message", "int_at_least",
+           "number_between", "number_in", "option_spelling", "positive", "sampling"]
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -173,3 +173,17 @@ def budgets(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(
             f"must be comma-separated numbers in (0, 1] such as 0.1,0.3; found {text!r}"
             + (f" ({exc})" if isinstance(exc, ConfcalError) else "")) from None
+
+
+def option_spelling(name: str, value: Any) -> str:
+    """A library keyword as the command line writes it: ``strict=True`` is ``--strict``."""
+    flag = "--" + name.replace("_", "-")
+    return flag if value is True else f"{flag} {value}"
+
+
+def error_message(exc: BaseException) -> str:
+    """A data error in one line, as every subcommand prints it: the library's message with
+    the option it names in the command's spelling, or an OS error's reason and file."""
+    if isinstance(exc, OSError) and not isinstance(exc, ConfcalError):
+        return f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+    return exc.message(option_spelling) if isinstance(exc, ValidationError) else str(exc)

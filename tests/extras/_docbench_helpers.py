@@ -161,6 +161,7 @@ class ReaderServer:
                     server._reached.notify_all()
                     server._reached.wait_for(
                         lambda: server.max_in_flight >= server.hold_until, timeout=5.0)
+                answered = False
                 try:
                     time.sleep(server.delay)
                     status = server.fail(number) if server.fail else None
@@ -175,14 +176,20 @@ class ReaderServer:
                                                             "content": reply}}],
                                    "usage": server.usage or {}}
                     data = json.dumps(payload).encode()
+                    # out of flight before the answer leaves: once the client has it, its
+                    # next request may arrive before this thread reaches a later decrement
+                    with server._lock:
+                        server.in_flight -= 1
+                        answered = True
                     self.send_response(status or 200)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
                 finally:
-                    with server._lock:
-                        server.in_flight -= 1
+                    if not answered:
+                        with server._lock:
+                            server.in_flight -= 1
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._options import budgets, columns, int_at_least
+from .._options import budgets, columns, error_message, int_at_least
 from ..exceptions import ConfcalError, ValidationError
 from ..qa._command import add_qa_parser, run_qa
 
@@ -67,17 +67,6 @@ _OCR_NOTE = ("The OCR corpus (model tesseract-template, one run per degradation 
 
 class _DataError(ConfcalError):
     """An input problem found by the command itself (a file, a line, a doc id)."""
-
-
-def _spell(name: str, value: Any) -> str:
-    """A library keyword as the command line writes it: ``strict=True`` is ``--strict``."""
-    flag = "--" + name.replace("_", "-")
-    return flag if value is True else f"{flag} {value}"
-
-
-def _message(exc: BaseException) -> str:
-    """An error's message, with the option it names in the command's spelling."""
-    return exc.message(_spell) if isinstance(exc, ValidationError) else str(exc)
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -369,7 +358,7 @@ def _stream_error(exc: ValidationError, recent: Mapping[Any, Read]) -> str:
     and line of that document's truth and prediction, from the records read. Errors that
     already have a ``source`` come from the readers, whose messages name file and line.
     """
-    message = _message(exc)
+    message = error_message(exc)
     if exc.source is not None or exc.doc_id is None:
         return message
     try:
@@ -692,13 +681,6 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                          "resamples); found 0")
 
 
-def _error_message(exc: BaseException) -> str:
-    """A data error in one line: the library's message, or an OS error's reason and file."""
-    if isinstance(exc, OSError) and not isinstance(exc, ConfcalError):
-        return f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-    return _message(exc)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``confcal`` command; returns the exit code (0 ok, 1 data error, 2 usage).
 
@@ -750,5 +732,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfcalError, ValueError, OSError) as exc:
         if debug:
             traceback.print_exc()
-        print(f"confcal: error: {_error_message(exc)}", file=sys.stderr)
+        print(f"confcal: error: {error_message(exc)}", file=sys.stderr)
         return 1

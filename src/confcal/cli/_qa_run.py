@@ -28,7 +28,14 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._options import add_sampling, int_at_least, number_in, positive, sampling
+from .._options import (
+    add_sampling,
+    error_message,
+    int_at_least,
+    number_in,
+    positive,
+    sampling,
+)
 from ..exceptions import ConfcalError, ValidationError
 
 __all__ = ["QA_RUN_HELP", "is_qa_run", "qa_run_main"]
@@ -211,11 +218,7 @@ def qa_run_main(argv: Sequence[str]) -> int:
     except (ConfcalError, ValueError, OSError) as exc:
         if args.debug:
             traceback.print_exc()
-        if isinstance(exc, OSError) and not isinstance(exc, ConfcalError):
-            message = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-        else:
-            message = str(exc)
-        print(f"confcal: error: {message}", file=sys.stderr)
+        print(f"confcal: error: {error_message(exc)}", file=sys.stderr)
         return 1
     except ImportError as exc:  # an extra is missing: the message names it
         print(f"confcal: error: {exc}", file=sys.stderr)

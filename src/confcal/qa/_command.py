@@ -44,7 +44,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._options import add_sampling, budgets, columns, int_at_least, positive, sampling
+from .._options import (
+    add_sampling,
+    budgets,
+    columns,
+    error_message,
+    int_at_least,
+    positive,
+    sampling,
+)
 from ..exceptions import ConfcalError, UndefinedMetricWarning, ValidationError
 
 __all__ = ["add_qa_parser", "run_qa"]
@@ -561,11 +569,7 @@ def _data_error(args: argparse.Namespace, exc: Exception) -> int:
     """Print a data error (the traceback too with --debug); the exit code, 1."""
     if getattr(args, "debug", False):
         traceback.print_exc()
-    if isinstance(exc, OSError) and not isinstance(exc, ConfcalError):
-        message = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-    else:
-        message = str(exc)
-    print(f"confcal: error: {message}", file=sys.stderr)
+    print(f"confcal: error: {error_message(exc)}", file=sys.stderr)
     return 1
 
 
