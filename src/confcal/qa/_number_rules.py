@@ -169,11 +169,15 @@ def answer_rounds(x: qt.Quantity, rounding: Sequence[qt.Bound]
     """The answer numbers that state ``x`` by rounding it, and a doubt when none says so.
 
     ``rounding`` are the answer numbers coarser than ``x`` that it rounds to ("4.3%" for
-    4.25%). Those that say they round -- a hedge before them ("about 62%" for 61.8%) or a
-    count put into a scale word ("2.3 million" for 2,314,562) -- state it; else all of
-    them do, with the doubt that the answer drops digits without saying so.
+    4.25%). Those that say they round -- a hedge before them, within 5% of ``x`` ("about
+    62%" for 61.8%, not "about 3 million" for 3.2 million), or a count put into a scale
+    word ("2.3 million" for 2,314,562) -- state it; else all of them do, with the doubt
+    that the answer drops digits without saying so.
     """
-    said = [b for b in rounding if b.hedged or (
+    # A hedge says the answer rounds, not how far: "about 3 million" is not 3.2 million
+    # (6% away), "nearly 2 million" not 1.6 million; within 5% it states the number.
+    said = [b for b in rounding if (b.hedged and abs(b.quantity.value - x.value)
+                                    <= 0.05 * abs(x.value)) or (
         b.quantity.precision >= 1e3 > x.precision and b.quantity.precision > 1)]
     if said:
         return said, None

@@ -17,6 +17,7 @@ from rapidfuzz.distance import Levenshtein
 from .._validation import check_positive_int, check_probability, is_real
 from ..exceptions import ValidationError
 from . import _text as qt
+from ._doubts import decline_names, doubt
 from ._names import contrasted, names_in
 from ._number_rules import Facts, NumberCase, fmt_quantities, read_numbers
 from ._verdicts import EMPTY_VERDICT, Verdict, answer_arg, qtype_arg, text_arg
@@ -35,6 +36,26 @@ def _spelled_out(acronym: str, answer: str) -> bool:
     return any(all(w[0].isupper() for w in spelled[i:i + k])
                and "".join(w[0] for w in spelled[i:i + k]).upper() == acronym
                for i in range(len(spelled) - k + 1))
+
+
+def _acronym_words(reference: str, answer: str) -> set[str]:
+    """The casefolded acronyms of the reference (its initials, the one it puts in
+    brackets, the reference itself when it is one) and, for an acronym reference, the
+    words of every run of the answer that spells it out."""
+    reference, answer = qt.prepare(reference), qt.prepare(answer)
+    bare = re.sub(r"\([^)]*\)", " ", reference)
+    names = [w for w in _NAME_RE.findall(bare) if w.casefold() not in _ACRONYM_SKIP]
+    found = {"".join(w[0] for w in names).casefold()}
+    found |= {a.casefold() for a in re.findall(r"\(([A-Z]{2,8})\)", reference)}
+    if len(names) == 1 and _CAPS_RE.fullmatch(names[0]):
+        found.add(names[0].casefold())
+        spelled = [w for w in _NAME_RE.findall(answer) if w.casefold() not in _ACRONYM_SKIP]
+        k = len(names[0])
+        for i in range(len(spelled) - k + 1):
+            run = spelled[i:i + k]
+            if "".join(w[0] for w in run).upper() == names[0]:
+                found |= {w.casefold() for w in run}
+    return found
 
 
 def _acronym(reference: str, answer: str) -> bool:
@@ -61,6 +82,11 @@ def _acronym(reference: str, answer: str) -> bool:
     return False
 
 
+def _comparisons(text: str) -> list[str]:
+    """The comparison signs of a text ("p < 0.05" is not "p > 0.05")."""
+    return re.findall(r"[<>\u2264\u2265]", text)
+
+
 def _negation(question_words: frozenset[str], answer: str, reference: str) -> Verdict | None:
     """0 for the reference negated ("was not rejected" for "was rejected") or un-negated
     ("has been extended" for "has not been extended"); None otherwise."""
@@ -82,10 +108,16 @@ def _negation(question_words: frozenset[str], answer: str, reference: str) -> Ve
 _PLACE = r"[A-Z]\w*(?:\s+[A-Z]\w*)*"
 
 
-def _rivals(question: str, answer: str, reference: str) -> list[str]:
+def _rivals(question: str, answer: str, reference: str, *, acronym: bool = False
+            ) -> list[str]:
     """For a reference that is a name ("Yann LeCun", "Paris", "Transformer"), the other
     names of the answer: capitalised words the question and the reference do not have
-    ("Yoshua Bengio", "London", "LSTM"), any of which may be what the answer gives."""
+    ("Yoshua Bengio", "London", "LSTM"), any of which may be what the answer gives.
+
+    With ``acronym`` (the answer names the reference by its acronym), the reference's
+    acronym and the words of a run that spells out an acronym reference are no rivals;
+    "Marketing" in "AMA (American Marketing Association)" for "American Medical
+    Association" is one."""
     names = [w for w in _NAME_RE.findall(qt.prepare(reference))
              if w.casefold() not in _ACRONYM_SKIP]
     if not names or not all(w[0].isupper() for w in names):
@@ -97,6 +129,8 @@ def _rivals(question: str, answer: str, reference: str) -> list[str]:
     for m in re.finditer(rf"\b{ref},\s*(?:the\s+)?({_PLACE})|({_PLACE}),\s*(?:the\s+)?{ref}\b",
                          qt.prepare(answer)):
         known |= set(qt.words(m.group(1) or m.group(2)))
+    if acronym:
+        known |= _acronym_words(reference, answer)
     # a spelling of the reference's own name ("Jane Smyth" for "Jane Smith") is no rival
     return [w for w in dict.fromkeys(names_in(answer)) if w not in known
             and not any(Levenshtein.normalized_similarity(w, k) >= 0.75 for k in known)]
@@ -300,7 +334,8 @@ class RuleJudge:
         # Words drop percent signs, a minus before a currency and the currency sign: "0.1%"
         # and "0.1", "-$5" and "$5", or "€2.3 billion" and "$2.3 billion" are the same
         # words, not the same number.
-        if qt.words(text) == qt.words(reference) and (
+        if qt.words(text) == qt.words(reference) and _comparisons(text) == _comparisons(
+                reference) and (
                 [(x.percent, x.sign, x.currency) for x in qt.quantities_in(text)]
                 == [(x.percent, x.sign, x.currency) for x in qt.quantities_in(reference)]):
             return Verdict(1, "exact-match", "the answer is the reference")
@@ -315,6 +350,8 @@ class RuleJudge:
             verdict = self._short(question, text, reference)
         if verdict.score == 1:
             taken_back = _contrary(question, text, reference, ref_yes)
+            taken_back = taken_back or doubt(question, text, reference, ref_yes,
+                                             verdict.rule, self.dayfirst)
             if taken_back:
                 return Verdict(None, verdict.rule, f"{verdict.reason}, but {taken_back}")
         return verdict
@@ -331,6 +368,9 @@ class RuleJudge:
         if extra:
             return Verdict(None, "unanswerable",
                            f"the answer declines but also states {fmt_quantities(extra)}")
+        named = decline_names(question, answer)
+        if named:
+            return Verdict(None, "unanswerable", named)
         return Verdict(1, "unanswerable", "the reference and the answer both decline")
 
     def _yes_no(self, ref_yes: bool, answer: str) -> Verdict:
@@ -392,6 +432,10 @@ class RuleJudge:
             if flipped:
                 return Verdict(None, "acronym", "the answer names the reference by its "
                                                 "acronym but also has a negation")
+            others = _rivals(question, answer, reference, acronym=True)
+            if others:
+                return Verdict(None, "acronym", "the answer names the reference by its "
+                                                f"acronym but also names {others[0]!r}")
             return Verdict(1, "acronym", "the answer names the reference by its acronym "
                                          "or spells out the reference's acronym")
         if set(core) <= set(qt.words(answer)):

@@ -504,6 +504,16 @@ def _quantity_matches(text: str) -> list[tuple[Quantity, int, int]]:
     return found
 
 
+def quantity_spans(text: str) -> list[tuple[Quantity, int, int]]:
+    """The quantities of a text with where each is written (start, end) in
+    ``prepare(text)``.
+
+    >>> [(q.value, start, end) for q, start, end in quantity_spans("up to $5,000")]
+    [(5000.0, 6, 12)]
+    """
+    return _quantity_matches(prepare(text))
+
+
 def strip_quantities(text: str) -> str:
     """The text with every number (and its scale word or percent sign) replaced by a space.
 
@@ -626,6 +636,7 @@ DIRECTION_PAIRS: tuple[tuple[tuple[str, ...], tuple[str, ...], bool], ...] = (
     (("deteriorated", "worsened"), ("improved", "improvement"), True),
     (("less", "fewer"), ("more",), False),
     (("downgrade", "downgraded"), ("upgrade", "upgraded"), False),
+    (("cut", "cuts", "slashed"), ("raised", "hiked"), False),
 )
 """Words of direction as antonym pairs: (down words, up words, signed).
 
