@@ -37,6 +37,15 @@ CONTRARY = ROOT / "tests" / "data" / "qa_judge_contrary.jsonl"
 # Written after those rules, as a probe of how far they carry: 1 of its 12 wrong answers
 # was judged correct ("€2.3 billion" for "$2.3 billion", an exact match of the words).
 CONTRARY_PROBE = ROOT / "tests" / "data" / "qa_judge_contrary_probe.jsonl"
+# Written blind by a helper who had read neither the judge's code, its tests nor the sets
+# above, only the judge's description in docs/docqa.md: 112 DocBench-style answers written
+# as chat models answer (hedges, lists, tables, units, currencies, dates), 85 of them wrong
+# and 82 of those adversarial. Before these rules, 43 of its 85 wrong answers were judged
+# correct (and 2 of its 27 right answers wrong): a wrong role for the reference ("came
+# second" for who won), a reversing prefix ("unconstitutional"), a yes or no contradicted
+# by what follows it, a decline that answers after all, another entity's or bound's or
+# date's number, a hedge too far off, another dollar, brackets, a spelled-out acronym.
+BLIND = ROOT / "tests" / "data" / "qa_judge_blind.jsonl"
 SCRIPT = runpy.run_path(str(ROOT / "scripts" / "rule_judge_accuracy.py"))
 JUDGE = RuleJudge()
 
@@ -111,7 +120,9 @@ def test_acronyms_of_the_reference_words():
     q = "Which agency issued the regulation?"
     v = judge(q, "The regulation was issued by the EPA.", "Environmental Protection Agency")
     assert (v.score, v.rule) == (1, "acronym")
-    assert judge(q, "The Environmental Protection Agency.", "EPA").score == 1
+    # capitalised words with the initials of an acronym reference: what it stands for is
+    # not known to the rules ("Executive Council of Brussels" has the initials of "ECB")
+    assert judge(q, "The Environmental Protection Agency.", "EPA").score is None
     assert judge(q, "MIT", "Massachusetts Institute of Technology").score == 1  # "of" skipped
     assert judge(q, "The FTC.", "the Securities and Exchange Commission").score == 0
     assert judge(q, "Not the EPA.", "Environmental Protection Agency").score is None
@@ -232,6 +243,85 @@ def test_text_readers():
     assert (x.value, x.precision) == (0.0003, 0.0001)
     assert qt.quantities_in("1e999") == []  # no number, rather than an infinite one
     assert qt.direction("a net loss") == -1 and qt.direction("costs rose; sales fell") == 0
+
+
+# ------------------------------------------- doubts: what else a correct-looking answer says
+@pytest.mark.parametrize("question, answer, right, reference", [
+    # a rival word in the question's place, and the plain answer that stays correct
+    ("Who finished first in the race?", "Lena Park finished last in the race.",
+     "Lena Park finished first.", "Lena Park"),
+    ("Who was the appellant?", "Orion Ltd was the respondent.", "Orion Ltd.", "Orion Ltd"),
+    ("What was the COO's salary?", "The CEO's salary was $850,000.",
+     "The COO's salary was $850,000.", "$850,000"),
+    ("What was Spain's inflation rate in 2022?", "Italy's inflation rate was 8.3% in 2022.",
+     "Spain's inflation rate was 8.3% in 2022.", "8.3%"),
+    ("How many tables does the report contain?", "It contains 9 figures and 4 tables.",
+     "It contains 9 tables.", "9"),
+    ("What is the top-1 error?", "The top-5 error is 7.2%.", "The top-1 error is 7.2%.",
+     "7.2%"),
+    # a prefix or a verb that reverses the reference's word
+    ("Was the search legal?", "The search was illegal.", "The search was legal.", "Legal"),
+    ("What did the board do with the proposal?", "The board refused to adopt the proposal.",
+     "The board adopted the proposal.", "It adopted the proposal"),
+    # another bound, another dollar, brackets, a level for a change, a qualified unit
+    ("What is the maximum sentence?", "At least 10 years.", "Up to 10 years.",
+     "Up to 10 years"),
+    ("What was the profit?", "$4.1 million.", "A$4.1 million", "A$4.1 million"),
+    ("What was the operating result?", "($4.1 million)", "A profit of $4.1 million.",
+     "A profit of $4.1 million"),
+    ("By how much was the rate raised?", "It was raised to 0.5%.", "It was raised by 50 bp.",
+     "50 basis points"),
+    ("How long is the notice period?", "14 working days.", "14 days.", "14 days"),
+    # a date of another event, one counted from it, another option of the question
+    ("When did the law take effect?", "It was passed on 2 May 2019 and took effect on "
+     "1 July 2020.", "It took effect on 2 May 2019.", "2 May 2019"),
+    ("When did the programme start?", "It was announced on 3 March 2021 and started two "
+     "months later.", "It started on 3 March 2021.", "3 March 2021"),
+    ("Was the deficit 3% or 4%?", "3% or 4%: it was 3%.", "It was 4%.", "4%"),
+])
+def test_an_answer_that_may_say_something_else_is_not_correct(question, answer, right,
+                                                               reference):
+    assert judge(question, answer, reference).score is None
+    assert judge(question, right, reference).score == 1
+
+
+@pytest.mark.parametrize("question, answer, reference", [
+    ("Was the contract renewed?", "No. The contract was renewed in 2023.", "No."),
+    ("Did exports grow in 2023?", "Yes, exports shrank by 2%.", "Yes."),
+    ("Was the appeal upheld?", "Yes, the appeal was dismissed.", "Yes."),
+])
+def test_a_yes_or_no_whose_words_say_otherwise_is_not_correct(question, answer, reference):
+    assert judge(question, answer, reference).score is None
+    assert judge(question, answer.split()[0], reference).score == 1
+
+
+def test_a_decline_that_names_something_is_not_a_decline():
+    q = "Who was the project's lead engineer?"
+    v = judge(q, "The report does not say, but it was probably Tom Reyes.", "Not stated",
+              qtype="unanswerable")
+    assert v.status == "undecided"
+    assert judge(q, "The report does not say.", "Not stated", qtype="unanswerable").score == 1
+    assert judge(q, "No e-mail address is given in the report; try lead@example.org.",
+                 "Not stated",
+                 qtype="unanswerable").score is None
+
+
+def test_a_hedge_states_a_number_only_close_to_it():
+    # 4 for 4.3: 7.0% away (hedged, not the same number); 3.1 for 3.14: 1.3% away
+    q = "How many households were connected?"
+    assert judge(q, "About 4 million.", "4.3 million").score is None
+    assert judge(q, "About 3.1 million.", "3,140,000").score == 1
+    assert judge(q, "p > 0.01", "p < 0.01").score is None  # no exact match across a sign
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.sampled_from(["lawful", "enforceable", "significant", "compliant", "valid",
+                        "constitutional", "reversible", "binding", "admissible"]),
+       st.sampled_from(["un", "in", "non-", "il", "ir", "im", "dis"]),
+       st.sampled_from(["It was {}.", "The court found it {}.", "{}", "Clearly {}."]))
+def test_a_reference_word_with_a_reversing_prefix_is_never_correct(word, prefix, template):
+    answer = template.format(prefix + word)
+    assert judge("What did the court find?", answer, word.capitalize()).score != 1
 
 
 # ---------------------------------------------------- answers that say the opposite
@@ -399,6 +489,17 @@ def test_no_false_positive_on_the_contrary_cases():
     assert figures["overall"]["false_negatives"] == 0
     # written to be hard: a contrary answer is undecided by design (figure in docs/docqa.md)
     assert figures["overall"]["decided_share"] >= 0.7
+
+
+def test_no_false_positive_on_the_blind_cases():
+    cases = load(BLIND)
+    assert len(cases) >= 80 and len({c["id"] for c in cases}) == len(cases)
+    assert sum(c["label"] == 0 and c["adversarial"] for c in cases) >= 50
+    figures = SCRIPT["measure"](cases, JUDGE)
+    assert figures["overall"]["false_positives"] == 0
+    assert figures["overall"]["agreement"] >= 0.90
+    # written to be hard: most of its answers are undecided by design (docs/docqa.md)
+    assert figures["overall"]["decided_share"] >= 0.3
 
 
 def test_the_figures_are_computed_from_the_verdicts():

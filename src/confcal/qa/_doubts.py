@@ -15,12 +15,18 @@ from ._names import names_in
 # Words of a question that ask rather than say what is asked about.
 _ASKING = frozenset(qt.stem(w) for w in (
     "many", "much", "long", "often", "far", "old", "kind", "type", "give", "list", "name",
-    "exact", "exactly", "value", "amount", "number", "figure", "did", "does", "do", "can",
+    "exact", "exactly", "value", "amount", "number", "did", "does", "do", "can",
     "could", "would", "should", "will", "reported", "state", "stated", "according", "any",
     "also", "not", "no",
 ))
-_CLAUSE_RE = re.compile(r"[.:](?!\d)|[;!?\n|]|,\s|\s-\s|\b(?:while|whereas|but|however|although)\b",
-                        re.IGNORECASE)
+_CLAUSE_RE = re.compile(r"[.:](?!\d)|[;!?\n|]|,\s|\s-\s|"
+                        r"\b(?:and|while|whereas|but|however|although)\b", re.IGNORECASE)
+# A name with a number ("top-1", "ResNet-50", "GPT-4", "Tier 2")
+_NUMBERED_RE = re.compile(r"\b([A-Za-z][A-Za-z]*)[- ]?(\d+(?:\.\d+)?)\b")
+_NUMBERED_NAMES = frozenset({"top", "tier", "phase", "stage", "level", "class", "grade",
+                             "type", "round", "step", "gpt", "llama", "resnet", "vit", "bert",
+                             "article", "section", "rule", "schedule", "chapter", "part",
+                             "figure", "table", "q", "h", "fy"})
 
 
 def _stems(text: str) -> set[str]:
@@ -45,6 +51,13 @@ RIVAL_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(qt.stem(w) for w in g
      "advantage", "disadvantage"),
     ("ceo", "cfo", "coo", "cto", "chair", "chairman", "chairwoman", "president", "secretary",
      "treasurer"),
+    ("table", "tables", "figure", "figures", "chart", "charts", "page", "pages", "section",
+     "sections", "appendix", "appendices", "equation", "equations"),
+    ("approved", "rejected", "passed", "vetoed", "defeated"),
+    ("completed", "cancelled", "canceled", "abandoned", "called", "terminated", "withdrawn",
+     "postponed", "suspended"),
+    ("upheld", "overturned", "reversed", "quashed", "dismissed"),
+    ("guilty", "acquitted", "innocent"),
     ("diluted", "basic"), ("gross", "net"), ("nominal", "real"),
     ("statutory", "effective"), ("before", "after"), ("pre", "post"),
 ))
@@ -101,10 +114,27 @@ def restated_otherwise(question: str, answer: str, reference: str) -> str:
         if not _states_reference(clause, reference, qt.share_question(question)):
             continue
         said = _stems(qt.strip_quantities(clause))  # "EUR 3 million" is the number's
-        pair = _rivals(asked - ref - said, said - asked - ref, names)
+        pair = _rivals(asked - ref - said, said - asked - ref, names) or _other_numbered(
+            question, clause, reference)
         if pair:
             return f"it says {pair[1]!r} where the question says {pair[0]!r}"
     return ""
+
+
+def _numbered(text: str) -> set[tuple[str, str]]:
+    return {(m.group(1).casefold(), m.group(2)) for m in _NUMBERED_RE.finditer(text)
+            if m.group(1).casefold() in _NUMBERED_NAMES}
+
+
+def _other_numbered(question: str, clause: str, reference: str) -> tuple[str, str] | None:
+    """The question's numbered name ("top-1") said with another number in the clause
+    ("top-5"), the reference having neither."""
+    asked, said, ref = _numbered(question), _numbered(clause), _numbered(reference)
+    for name, n in sorted(asked - said - ref):
+        other = sorted(m for k, m in said - asked - ref if k == name)
+        if other:
+            return f"{name}-{n}", f"{name}-{other[0]}"
+    return None
 
 
 _NUMBER_WORDS = frozenset(qt.stem(w) for w in (
@@ -115,18 +145,33 @@ _NUMBER_WORDS = frozenset(qt.stem(w) for w in (
 ))
 
 
+_PREPOSITION_RE = re.compile(r"\b(?:in|on|at|by|for|of|from|during|between|after|before|"
+                             r"since|until|over|under|with|within|to)\b", re.IGNORECASE)
+
+
 def no_restates_question(question: str, answer: str) -> str:
     """For a "no" reference: the answer opens with no but then says, with no negation,
-    what the question asks ("No. The bill was rejected 52-48" for "Was the bill
-    rejected?"): at least two of the question's words and three quarters of them."""
+    what the question asks ("No. The bill was rejected 52-48" for "Was the bill rejected
+    by the Senate?", "No. She was replaced by the CFO" for "Was the CEO replaced during
+    the year?"): the question's claim is its words before the first preposition, and the
+    answer says its last word and at least half of them."""
     rest = qt.prepare(answer).split(None, 1)[1:]
     if not rest or qt.negated(rest[0]):
         return ""
-    asked = _stems(question) - _ASKING
-    said = asked & _stems(rest[0])
-    if len(said) >= 2 and 4 * len(said) >= 3 * len(asked):
+    claim = [qt.stem(w) for w in qt.content_words(_PREPOSITION_RE.split(question)[0])
+             if qt.stem(w) not in _ASKING]
+    said = set(claim) & _stems(rest[0])
+    if claim and claim[-1] in said and 2 * len(said) >= len(set(claim)):
         return "after the no it says what the question asks"
     return ""
+
+
+def yes_no_rival(question: str, answer: str) -> str:
+    """A yes or no whose words put a rival of the question's word in its place ("Yes, it
+    was called off" for "Was the merger completed?")."""
+    asked, said = _stems(question) - _ASKING, _stems(answer)
+    pair = _rivals(asked - said, said - asked, set())
+    return f"it says {pair[1]!r} where the question says {pair[0]!r}" if pair else ""
 
 
 def against_question(question: str, answer: str, reference: str) -> str:
@@ -228,6 +273,79 @@ def other_dollar(question: str, answer: str, reference: str) -> str:
     return ""
 
 
+def bracketed_amount(answer: str, reference: str) -> str:
+    """An amount of the answer written in brackets by itself ("($3.2 million)",
+    "$(3.2) million"), which accounts read as negative, for a reference that writes no
+    brackets around it."""
+    text = qt.prepare(answer)
+    if re.search(r"\(\s*[$\u20ac\u00a3\u00a5]?\s*\d", qt.prepare(reference)):
+        return ""
+    for q, start, end in qt.quantity_spans(text):
+        before, after = text[:start].rstrip(), text[end:].lstrip()
+        if re.search(r"\(\s*[$\u20ac\u00a3\u00a5]?$", before) and re.match(
+                r"(?:[a-z]+\s*)?\)", after):
+            return f"it writes {q.text} in brackets, as accounts write a negative amount"
+    return ""
+
+
+_LEVEL_RE = re.compile(r"\b(?:to|at|of)\s*$", re.IGNORECASE)
+
+
+def points_for_a_level(question: str, answer: str, reference: str) -> str:
+    """A reference change in basis or percentage points that the answer gives as a level
+    ("cut the rate to 0.25%" for 25 basis points)."""
+    if not re.search(r"basis\s+points?|\bbps?\b|percentage\s+points?", reference, re.I):
+        return ""
+    share = qt.share_question(question)
+    ref = qt.quantities_in(reference)
+    text = qt.prepare(answer)
+    for q, start, _ in qt.quantity_spans(text):
+        if _LEVEL_RE.search(text[max(0, start - 6):start]) and any(
+                qt.close(q, y, 0.0, share) for y in ref):
+            return f"it gives {q.text} as a level, the reference a change"
+    return ""
+
+
+_QUALIFIED_RE = re.compile(
+    r"\b(\d[\d,.]*)\s+(?!and\b|or\b|to\b)([a-z]+)\s+(days?|weeks?|months?|years?|hours?|"
+    r"minutes?|kg|km|tonnes?|metres?|meters?|miles?)\b", re.IGNORECASE)
+
+
+def qualified_unit(answer: str, reference: str) -> str:
+    """A word between the answer's number and the reference's unit that the reference
+    lacks ("30 business days" for 30 days, "5 nautical miles")."""
+    ref_words = set(qt.words(reference))
+    for m in _QUALIFIED_RE.finditer(qt.prepare(answer)):
+        if m.group(2).casefold() not in ref_words and m.group(1) in qt.prepare(reference):
+            return f"it says {m.group(0)!r}"
+    return ""
+
+
+_SHIFTED_RE = re.compile(r"\b(?:days?|weeks?|months?|years?|quarters?)\s+(?:later|earlier|"
+                         r"after|afterwards|before|on|prior|thereafter)\b", re.IGNORECASE)
+
+
+def shifted_date(answer: str, reference: str) -> str:
+    """A date answered with a period counted from it ("announced on January 1, 2024 and
+    in force six months later"): the date asked for may be the shifted one."""
+    m = _SHIFTED_RE.search(qt.prepare(answer))
+    if m and not _SHIFTED_RE.search(qt.prepare(reference)):
+        return f"it counts {' '.join(m.group(0).split())!r} from a date"
+    return ""
+
+
+def tabled(question: str, answer: str, reference: str) -> str:
+    """An answer laid out as a table that states numbers besides the reference's: which
+    number is in which row and column is not read."""
+    if sum("|" in line for line in answer.splitlines()) < 2:
+        return ""
+    share = qt.share_question(question)
+    ref = qt.quantities_in(reference) + qt.quantities_in(question)
+    other = [x for x in qt.quantities_in(answer)
+             if not any(qt.close(x, y, 0.0, share) for y in ref)]
+    return f"it is a table that also states {other[0].text}" if other else ""
+
+
 _CONTACT_RE = re.compile(r"\S+@\S+\.\w+|https?://\S+|www\.\S+", re.IGNORECASE)
 
 
@@ -284,10 +402,16 @@ def doubt(question: str, answer: str, reference: str, ref_yes: bool | None, rule
     """
     if ref_yes is not None:
         return (against_question(question, answer, reference)
+                or yes_no_rival(question, answer)
                 or ("" if ref_yes else no_restates_question(question, answer)))
     return (reversed_word(answer, reference)
             or bounds_differ(question, answer, reference)
             or other_dollar(question, answer, reference)
+            or bracketed_amount(answer, reference)
+            or points_for_a_level(question, answer, reference)
+            or qualified_unit(answer, reference)
+            or tabled(question, answer, reference)
+            or (shifted_date(answer, reference) if rule == "date" else "")
             or (other_dates(question, answer, reference, dayfirst) if rule == "date" else "")
             or other_option(question, answer, reference)
             or restated_otherwise(question, answer, reference))

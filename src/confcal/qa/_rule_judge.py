@@ -58,12 +58,14 @@ def _acronym_words(reference: str, answer: str) -> set[str]:
     return found
 
 
-def _acronym(reference: str, answer: str) -> bool:
-    """Does the answer give the reference's acronym, or spell out the reference acronym?
+def _acronym(reference: str, answer: str) -> str:
+    """Does the answer give the reference's acronym ("initials"), or spell out the
+    reference acronym ("spelled")? "" for neither.
 
     "EPA" for "Environmental Protection Agency" (initials of every word but "of", "and",
-    "for", "the", ...), "BERT" for "... Transformers (BERT)", and "Environmental Protection
-    Agency" (capitalised words) for "EPA". The acronym must be written in capitals.
+    "for", "the", ...), "BERT" for "... Transformers (BERT)": "initials"; "Environmental
+    Protection Agency" (capitalised words) for "EPA": "spelled". The acronym must be
+    written in capitals.
     """
     reference, answer = qt.prepare(reference), qt.prepare(answer)
     # An answer in capitals throughout ("THE FTC") says nothing by its capitals.
@@ -71,15 +73,15 @@ def _acronym(reference: str, answer: str) -> bool:
     answer_caps = set() if shouting else set(_CAPS_RE.findall(answer))
     given = set(re.findall(r"\(([A-Z]{2,8})\)", reference))  # "... (BERT)"
     if given & answer_caps:
-        return True
+        return "initials"
     bare = re.sub(r"\([^)]*\)", " ", reference)
     names = [w for w in _NAME_RE.findall(bare) if w.casefold() not in _ACRONYM_SKIP]
     if len(names) >= 2:  # the answer gives the initials of the reference's words
-        return (all(w[0].isupper() for w in names)
-                and "".join(w[0] for w in names).upper() in answer_caps)
+        return ("initials" if all(w[0].isupper() for w in names)
+                and "".join(w[0] for w in names).upper() in answer_caps else "")
     if len(names) == 1 and _CAPS_RE.fullmatch(names[0]):  # the reference is the acronym
-        return _spelled_out(names[0], answer)
-    return False
+        return "spelled" if _spelled_out(names[0], answer) else ""
+    return ""
 
 
 def _comparisons(text: str) -> list[str]:
@@ -428,7 +430,14 @@ class RuleJudge:
         verdict = _negation(question_words, answer, reference)
         if verdict is not None:
             return verdict
-        if _acronym(reference, answer):
+        acronym = _acronym(reference, answer)
+        if acronym == "spelled":
+            # Any capitalised words with its initials spell an acronym out ("Executive
+            # Council of Brussels" for "ECB"): what it stands for is not in the rules.
+            return Verdict(None, "acronym", "the answer's capitalised words have the "
+                                            "reference's initials; what the acronym stands "
+                                            "for is not known to the rules")
+        if acronym:
             if flipped:
                 return Verdict(None, "acronym", "the answer names the reference by its "
                                                 "acronym but also has a negation")

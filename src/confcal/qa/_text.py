@@ -628,7 +628,7 @@ DIRECTION_PAIRS: tuple[tuple[tuple[str, ...], tuple[str, ...], bool], ...] = (
     (("fell", "fall", "fallen", "drop", "dropped", "slid", "slipped", "plunged"),
      ("rose", "rise", "risen", "climbed", "jumped"), True),
     (("shrank", "shrink", "shrunk", "contracted", "contraction"),
-     ("grew", "grown", "expanded"), True),
+     ("grew", "grow", "grows", "grown", "expanded"), True),
     (("lower", "below", "down", "minus", "negative"),
      ("higher", "above", "up", "plus", "positive"), True),
     (("loss", "losses", "lost"), ("gain", "gained", "profit", "profits"), True),
