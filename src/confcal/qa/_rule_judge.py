@@ -217,8 +217,9 @@ class RuleJudge:
          extended"): 0.
        - ``acronym``: the answer gives the reference's initials in capitals ("EPA" for
          "Environmental Protection Agency", "MIT" for "Massachusetts Institute of
-         Technology") or the acronym the reference puts in brackets, or spells out an
-         acronym reference in capitalised words: 1.
+         Technology") or the acronym the reference puts in brackets: 1 (undecided when it
+         also names something else). Capitalised words that spell out an acronym
+         reference are undecided: what the acronym stands for is not in the rules.
        - ``contains-reference``: the answer has every content word of the reference: 1.
        - ``similarity``: 1 - normalized edit distance between the reference's content words
          and the closest run of answer words (ANLS-style): 1 at ``accept_similarity`` or
@@ -239,7 +240,15 @@ class RuleJudge:
     reference both a yes and a no, a yes followed by a negation the question and the
     reference lack, or a contrast after the opening word ("Yes. However, ..."); for other
     references, a contrast followed by a number the reference and the question do not
-    state.
+    state. It is undecided too when it may say something else
+    (:func:`confcal.qa._doubts.doubt`): the question restated with a rival word in the
+    clause of the reference ("came second" for who won, "the CFO's" for the CEO's), a
+    direction or rival word against the question's after a yes or no, or the question's
+    claim after a no; a reversing prefix or verb ("unconstitutional", "failed to
+    uphold"); a number with another bound, in another dollar, in brackets, as a level for
+    a change in points, with a word before its unit or in a table; another date or one
+    counted from it; another of the question's options. A decline that names something
+    the question does not is undecided.
 
     Parameters
     ----------
