@@ -21,6 +21,7 @@ _ASKING = frozenset(qt.stem(w) for w in (
 ))
 _CLAUSE_RE = re.compile(r"[.:](?!\d)|[;!?\n|]|,\s|\s-\s|"
                         r"\b(?:and|while|whereas|but|however|although)\b", re.IGNORECASE)
+_SENTENCE_RE = re.compile(r"[.:](?!\d)|[;!?\n|]")
 # A name with a number ("top-1", "ResNet-50", "GPT-4", "Tier 2")
 _NUMBERED_RE = re.compile(r"\b([A-Za-z][A-Za-z]*)[- ]?(\d+(?:\.\d+)?)\b")
 _NUMBERED_NAMES = frozenset({"top", "tier", "phase", "stage", "level", "class", "grade",
@@ -63,13 +64,26 @@ RIVAL_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(qt.stem(w) for w in g
 ))
 
 
+_NOT_SUPERLATIVE = frozenset({
+    "interest", "forest", "harvest", "protest", "contest", "request", "suggest", "invest",
+    "honest", "modest", "manifest", "digest", "arrest", "chest", "guest", "nest", "west",
+    "rest", "test", "pest", "vest", "attest", "detest", "conquest", "inquest", "behest",
+})
+
+
+def _superlative(word: str) -> bool:
+    """A superlative ("fastest", "slowest", "latest"), as far as a suffix tells."""
+    return len(word) >= 6 and word.endswith("est") and word not in _NOT_SUPERLATIVE
+
+
 def _rivals(dropped: set[str], added: set[str], names: set[str]) -> tuple[str, str] | None:
     """A dropped word and an added word that name different things of one kind: both in
-    one of :data:`RIVAL_GROUPS`, or both names (``names``: the stems of the question's and
-    the answer's capitalised words)."""
+    one of :data:`RIVAL_GROUPS`, both superlatives ("fastest" for "slowest"), or both
+    names (``names``: the stems of the question's and the answer's capitalised words)."""
     for d in sorted(dropped):
         for a in sorted(added):
-            if _names_rival(d, a, names) or any(d in g and a in g for g in RIVAL_GROUPS):
+            if (_names_rival(d, a, names) or _superlative(d) and _superlative(a)
+                    or any(d in g and a in g for g in RIVAL_GROUPS)):
                 return d, a
     return None
 
@@ -97,8 +111,9 @@ def _states_reference(clause: str, reference: str, share: bool) -> bool:
 def restated_otherwise(question: str, answer: str, reference: str) -> str:
     """The answer restates the question around the reference but with a rival word.
 
-    In the clause of the answer that states the reference ("Daniel Kim came second in the
-    2022 election" for "Who won the 2022 election?"), a word of the question is missing
+    In the clause of the answer that states the reference, or for a reference without
+    numbers in its sentence too ("Daniel Kim came second in the 2022 election" for "Who
+    won the 2022 election?"), a word of the question is missing
     ("won") and a word of the same kind that neither the question nor the reference has
     takes its place ("second"): the answer says
     something else of the reference than what was asked ("the lowest growth" for the
@@ -110,7 +125,11 @@ def restated_otherwise(question: str, answer: str, reference: str) -> str:
     # the answer's capitalised words, a sentence's first too ("Germany's economy grew")
     names = {qt.stem(w) for n in names_in(question) + _CAPITALISED_RE.findall(answer)
              for w in qt.words(n)}
-    for clause in _CLAUSE_RE.split(qt.prepare(answer)):
+    text = qt.prepare(answer)
+    pieces = _CLAUSE_RE.split(text)
+    if not qt.quantities_in(reference):  # a name's sentence too ("X was shortlisted but
+        pieces += _SENTENCE_RE.split(text)  # lost the tender"); a number's words are bound
+    for clause in pieces:
         if not _states_reference(clause, reference, qt.share_question(question)):
             continue
         said = _stems(qt.strip_quantities(clause))  # "EUR 3 million" is the number's
@@ -372,6 +391,10 @@ def other_dates(question: str, answer: str, reference: str, dayfirst: bool) -> s
              | set(qt.dates_in(question, dayfirst=dayfirst).describe()))
     other = sorted(d for d in said - known
                    if not any(k.startswith(d) or d.startswith(k) for k in known))
+    # a year by itself too ("began in June 2015; it opened in 2018")
+    years = {k[:4] for k in known} | {x.text for x in qt.quantities_in(question) if x.is_year}
+    other += sorted(x.text for x in qt.quantities_in(qt.dates_in(answer).rest)
+                    if x.is_year and x.text not in years)
     return f"it also states {other[0]}" if other else ""
 
 
