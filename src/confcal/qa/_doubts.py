@@ -1,8 +1,8 @@
 """Doubts that keep the rule judge from calling an answer correct: what else it says.
 
 Private module of :mod:`confcal.qa.docqa`. Each function reads an answer that a rule would
-call correct and returns why it may still be wrong ("" or None when nothing is seen); the
-judge then leaves the answer undecided. None of them makes an answer wrong.
+call correct and returns why it may still be wrong, or "" when nothing is seen; the judge
+then leaves the answer undecided. None of them makes an answer wrong.
 """
 
 from __future__ import annotations
@@ -113,12 +113,11 @@ def restated_otherwise(question: str, answer: str, reference: str) -> str:
 
     In the clause of the answer that states the reference, or for a reference without
     numbers in its sentence too ("Daniel Kim came second in the 2022 election" for "Who
-    won the 2022 election?"), a word of the question is missing
-    ("won") and a word of the same kind that neither the question nor the reference has
-    takes its place ("second"): the answer says
-    something else of the reference than what was asked ("the lowest growth" for the
-    highest, "the plaintiff" for the defendant, "the CFO's pay" for the CEO's, "Germany"
-    for "France"). Returns the two words as a reason, or "".
+    won the 2022 election?"), a word of the question is missing ("won") and a word of the
+    same kind that neither the question nor the reference has takes its place ("second"):
+    the answer says something else of the reference than what was asked ("the lowest
+    growth" for the highest, "the plaintiff" for the defendant, "the CFO's pay" for the
+    CEO's, "Germany" for "France"). Returns the two words as a reason, or "".
     """
     asked = _stems(question) - _ASKING
     ref = _stems(reference)
@@ -154,14 +153,6 @@ def _other_numbered(question: str, clause: str, reference: str) -> tuple[str, st
         if other:
             return f"{name}-{n}", f"{name}-{other[0]}"
     return None
-
-
-_NUMBER_WORDS = frozenset(qt.stem(w) for w in (
-    "dollar", "dollars", "usd", "euro", "euros", "pound", "pounds", "percent", "per", "cent",
-    "thousand", "million", "billion", "trillion", "mn", "bn", "mln", "about", "around",
-    "approximately", "roughly", "some", "total", "year", "years", "month", "months", "day",
-    "days", "week", "weeks",
-))
 
 
 _PREPOSITION_RE = re.compile(r"\b(?:in|on|at|by|for|of|from|during|between|after|before|"
@@ -422,6 +413,13 @@ def doubt(question: str, answer: str, reference: str, ref_yes: bool | None, rule
     prefix or a verb, a number with another bound, another date (for ``date``), another
     of the question's options, or the question restated around the reference with other
     words.
+
+    >>> doubt("Who won the race?", "Lena Park came second.", "Lena Park", None, "contains")
+    "it says 'second' where the question says 'won'"
+    >>> doubt("Who won the race?", "Lena Park won.", "Lena Park", None, "contains")
+    ''
+    >>> doubt("Was the bill rejected?", "No. It was rejected 52-48.", "No", False, "yes-no")
+    'after the no it says what the question asks'
     """
     if ref_yes is not None:
         return (against_question(question, answer, reference)
