@@ -29,7 +29,7 @@ from confcal._files import read_json_object
 from confcal.cli import main
 from confcal.exceptions import ValidationError
 from confcal.scoring import _documents as documents
-from confcal.scoring import io, score_documents
+from confcal.scoring import io, score_documents, score_documents_iter
 from confcal.scoring._documents import _PredictionIndex, _records, paired_documents
 from confcal.scoring.comparators import Date, Number, Text
 from confcal.scoring.io import (
@@ -817,4 +817,62 @@ def test_doc_ids_that_write_as_the_same_text_are_an_error(tmp_path, capsys):
     assert main(["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
                  "--pred", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.csv")]) == 1
     assert "found 1 at position 0 and '1' at position 1" in capsys.readouterr().err
+    assert not (tmp_path / "e.csv").exists()
+
+
+@pytest.mark.parametrize("first, second", [(1, "1"), ("1", 1), (1, np.int64(1)),
+                                           (2.5, "2.5")])
+def test_doc_ids_written_alike_are_an_error_chunks_apart(first, second):
+    # the attack: the rule held within one streamed chunk only, so a 1 and a "1" more
+    # than a chunk apart were scored as two documents and written as one
+    ids = [first, *(f"d{i}" for i in range(9)), second]  # 5 chunks of 2 apart
+    pairs = [(d, {"Agency": "A"}, {"Agency": "A"}) for d in ids]
+    if first == second and type(first) is not str:  # 1 and np.int64(1): the same id
+        message = r"^pairs must not repeat a doc id; found \S*1\)? at positions 0 and 10$"
+    else:
+        message = (rf"^pairs doc ids must stay distinct as text \(an entity table writes "
+                   rf"them so\); found {first!r} at position 0 and {second!r} at position "
+                   rf"10, both '{first}'$")
+    with pytest.raises(ValidationError, match=message) as info:
+        list(score_documents_iter(AGENCY, pairs, chunk_size=2))
+    assert info.value.index == 10
+    distinct = [(d, {}, None) for d in [1, "2", 3, "x", 11, "1.0", 1.5]]  # no two alike
+    assert sum(len(c.entities) for c in score_documents_iter(AGENCY, distinct,
+                                                                 chunk_size=2)) == 7
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(ids=st.lists(st.sampled_from([0, 1, 2, "0", "1", "2", "a", 1.5, "1.5"]),
+                    min_size=1, max_size=12, unique_by=lambda d: (type(d), d)),
+       chunk_size=st.integers(1, 4))
+def test_streamed_doc_ids_are_checked_as_the_whole_input_is(ids, chunk_size):
+    # any chunk size gives the in-memory scorer's verdict on the same ids
+    truths = [(d, {"Agency": "A"}) for d in ids]
+    try:
+        score_documents(AGENCY, truths, [])
+        whole = None
+    except ValidationError as exc:
+        whole = str(exc).replace("truths", "pairs", 1)
+    try:
+        list(score_documents_iter(AGENCY, [(d, t, None) for d, t in truths],
+                                     chunk_size=chunk_size))
+        streamed = None
+    except ValidationError as exc:
+        streamed = str(exc)
+    assert streamed == whole
+    texts = [str(d) for d in ids]
+    assert (whole is None) == (len(set(texts)) == len(texts))
+
+
+def test_score_refuses_doc_ids_written_alike_in_far_apart_chunks(tmp_path, capsys,
+                                                                monkeypatch):
+    from confcal.cli import _main as cli_main
+
+    monkeypatch.setattr(cli_main, "_STREAM_CHUNK", 2)
+    records = [(1, {"Agency": "A"}), *((f"d{i}", {"Agency": "A"}) for i in range(7)),
+               ("1", {"Agency": "B"})]
+    _jsonl(tmp_path / "t.jsonl", *records)
+    assert main(["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
+                 "--pred", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.csv")]) == 1
+    assert "found 1 at position 0 and '1' at position 8, both '1'" in capsys.readouterr().err
     assert not (tmp_path / "e.csv").exists()
