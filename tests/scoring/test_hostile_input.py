@@ -730,7 +730,7 @@ def test_a_csv_table_read_whole_is_bounded_by_rows_and_bytes(tmp_path, name):
     with pytest.raises(ValidationError, match=(
             rf"^{path}: an entity table read whole must have at most 4 rows "
             r"\(InputLimits.max_rows, --max-rows on the command line; confcal report --sketch "
-            r"streams .*\); found more than 4 lines after the header$")) as info:
+            r"streams .*\); found more than 4$")) as info:
         read_entities(path, limits=InputLimits(max_rows=4))
     assert info.value.source == str(path)
     assert len(read_entities(path, limits=InputLimits(max_decompressed_bytes=203))) == 5
@@ -741,6 +741,70 @@ def test_a_csv_table_read_whole_is_bounded_by_rows_and_bytes(tmp_path, name):
     assert sum(map(len, io.iter_entities(path, chunk_rows=2))) == 5
     with pytest.raises(ValidationError, match="at most 202 bytes"):
         list(io.iter_entities(path, limits=InputLimits(max_decompressed_bytes=202)))
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz"])
+def test_the_row_bound_counts_records_not_lines(tmp_path, name):
+    # the attack: the bound counted line breaks, so 5 rows whose quoted cells hold 3 line
+    # breaks each (20 lines after the header) were refused under max_rows=5 ("lines")
+    row = b'a,"Agency\nof\r\nmany\rlines",TP,True,0.5,1.0,1.0\r\n'
+    data = _HEADER + row * 5
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    read = read_entities(path, limits=InputLimits(max_rows=5))
+    assert len(read) == 5 and set(read["field"]) == {"Agency\nof\r\nmany\rlines"}
+    with pytest.raises(ValidationError, match=r"at most 4 rows .*; found more than 4$"):
+        read_entities(path, limits=InputLimits(max_rows=4))
+    assert len(read_entities(path, limits=InputLimits(max_rows=1 << 40))) == 5
+
+
+def _toy_tables(tmp_path: Path) -> list[Path]:
+    """A CSV table of 5 rows, a Parquet one of 5 and a CSV one of 1."""
+    frame = pd.DataFrame({"doc_id": list("abcde"), "field": ["Agency"] * 5,
+                          "outcome": ["TP"] * 5, "correct": [True] * 5,
+                          "confidence": [0.5] * 5, "similarity": [1.0] * 5,
+                          "weight": [1.0] * 5})
+    return [write_entities(frame.assign(model="m1"), tmp_path / "a.csv"),
+            write_entities(frame.assign(model="m2"), tmp_path / "b.parquet"),
+            write_entities(frame.assign(model="m3").iloc[:1], tmp_path / "c.csv")]
+
+
+def test_the_row_bound_holds_for_the_sum_of_the_tables(tmp_path):
+    # the attack: max_rows bounded each table, so k tables held k times the bound
+    paths = _toy_tables(tmp_path)
+    assert [len(t) for t in io.read_entity_tables(paths, limits=InputLimits(max_rows=11))
+            ] == [5, 5, 1]
+    rule = (r"the entity tables read together must have at most {} rows "
+            r"\(InputLimits.max_rows, --max-rows on the command line; confcal report --sketch "
+            r"streams tables of any length in bounded memory\); found {}$")
+    cases = [(10, paths[2], "10 in the 2 tables before it and more than 0 in it"),
+             (9, paths[1], "5 in the 1 table before it and 5 in it"),  # the footer's count
+             (4, paths[0], None)]
+    for limit, where, found in cases:
+        message = (rf"^{where}: an entity table read whole must have at most 4 rows"
+                   if found is None else rf"^{where}: " + rule.format(f"{limit:,}", found))
+        with pytest.raises(ValidationError, match=message) as info:
+            io.read_entity_tables(paths, limits=InputLimits(max_rows=limit))
+        assert info.value.source == str(where)
+    swapped = [paths[1], paths[0]]  # CSV after Parquet: refused by records read
+    with pytest.raises(ValidationError, match=rf"^{paths[0]}: .*found 5 in the 1 table "
+                                              r"before it and more than 4 in it$"):
+        io.read_entity_tables(swapped, limits=InputLimits(max_rows=9))
+    with pytest.raises(ValidationError, match="paths must be a non-empty sequence"):
+        io.read_entity_tables([])
+    with pytest.raises(ValidationError, match="paths must be a non-empty sequence"):
+        io.read_entity_tables(str(paths[0]))
+
+
+def test_the_report_bounds_the_rows_of_all_its_tables_together(tmp_path, capsys):
+    paths = [str(p) for p in _toy_tables(tmp_path)]
+    out = str(tmp_path / "r")
+    assert main(["report", *paths, "--n-resamples", "0", "--max-rows", "10", "-o", out]) == 1
+    err = capsys.readouterr().err
+    assert (f"{paths[2]}: the entity tables read together must have at most 10 rows" in err
+            and "--max-rows" in err and "found 10 in the 2 tables before it" in err)
+    assert not (tmp_path / "r").exists()
+    assert main(["report", *paths, "--n-resamples", "0", "--max-rows", "11", "-o", out]) == 0
 
 
 def test_a_parquet_table_is_bounded_by_its_footer_and_by_what_it_decodes(tmp_path):
