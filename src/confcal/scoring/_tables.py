@@ -51,6 +51,7 @@ __all__ = [
     "REQUIRED_ENTITY_COLUMNS",
     "ChunkWriter",
     "as_written",
+    "check_doc_ids",
     "check_entities",
     "iter_entities",
     "read_entities",
@@ -881,6 +882,18 @@ def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:
     return f"found {bad.size} {noun} breaking it, first on {row} {int(bad[0]) + offset} ({value!r})"
 
 
+def check_doc_ids(doc_id: Any, name: str, *, row: str = "row", offset: int = 0) -> None:
+    """Refuse a table's ``doc_id`` column holding a missing value (None, NaN, ``""``, ...):
+    every row belongs to a document. The error names the table, the count and the first
+    row (``row`` ``"line"`` and ``offset`` 2 number CSV lines) and carries its location."""
+    values = np.asarray(doc_id, dtype=object)
+    bad = np.fromiter((is_missing(v) for v in values), dtype=bool, count=len(values))
+    if bad.any():
+        raise ValidationError(
+            f"{name}: column doc_id must not be empty; {_first(bad, values, row, offset)}",
+            **_first_at(bad, row, offset, "doc_id"))
+
+
 def _first_at(mask: np.ndarray, row: str, offset: int, column: str) -> dict[str, Any]:
     """The location attributes of the row :func:`_first` names: a CSV line, else a row."""
     number = int(np.flatnonzero(mask)[0]) + offset
@@ -989,12 +1002,7 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
     if len(entities) == 0:
         raise ValidationError(f"{name} must have at least one row; found 0")
     frame = entities.reset_index(drop=True)
-    doc_id = frame["doc_id"].to_numpy(dtype=object)
-    bad = np.fromiter((is_missing(v) for v in doc_id), dtype=bool, count=len(doc_id))
-    if bad.any():
-        raise ValidationError(
-            f"{name}: column doc_id must not be empty; {_first(bad, doc_id, row, offset)}",
-            **_first_at(bad, row, offset, "doc_id"))
+    check_doc_ids(frame["doc_id"], name, row=row, offset=offset)
     outcome = frame["outcome"].astype(object).to_numpy()
     bad = ~np.isin(outcome, np.array(OUTCOMES, dtype=object))
     if bad.any():
