@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import confcal._files as files_module
+from _profiles import examples
 from confcal._files import (
     MANIFEST_NAME,
     JsonNode,
@@ -859,3 +860,38 @@ def test_a_written_folder_is_listed_as_a_folder(tmp_path):
     with pytest.raises(ValidationError, match=r"first 'doc1' \(a file where the run wrote a "
                                               r"folder\)"):
         check_destination(out, "qa run output")
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(entries=st.lists(st.fixed_dictionaries({
+    "path": st.text(alphabet=["a", "b", ".", "/", "\\", "\0", " "], max_size=12)
+    | st.sampled_from(["../victim.txt", "../..", "/", "report.md", "a", "a/b"]),
+    "kind": st.sampled_from(["file", "folder", "symlink", None])}), max_size=4),
+       link=st.booleans())
+def test_no_hand_edited_manifest_removes_anything_outside_the_folder(entries, link):
+    import hashlib
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        out = root / "report"
+        _previous(out, {"report.md": "old", "a/": ""})
+        (root / "victim.txt").write_text(_VICTIM)
+        if link:  # a symlink inside, to the user's file, that a manifest may name
+            (out / "a" / "b").symlink_to(root / "victim.txt")
+        manifest = json.loads((out / MANIFEST_NAME).read_text())
+        digest = {"size": len(_VICTIM), "sha256": hashlib.sha256(_VICTIM.encode()).hexdigest()}
+        manifest["entries"] += [{**e, **(digest if e["kind"] == "file" else {})}
+                                for e in entries]
+        (out / MANIFEST_NAME).write_text(json.dumps(manifest))
+        try:
+            with staged_folder(out, "report") as staging:
+                (staging / "report.md").write_text("new")
+        except ValidationError:
+            assert (out / "report.md").read_text() == "old"  # refused: nothing removed
+            assert not link or (out / "a" / "b").is_symlink()
+        else:
+            assert not link  # a symlink is never the run's
+            assert _entries(out) == ["report.md"] and (out / "report.md").read_text() == "new"
+        assert (root / "victim.txt").read_text() == _VICTIM
+        assert sorted(p.name for p in root.iterdir()) == ["report", "victim.txt"]

@@ -530,9 +530,12 @@ def _retire(previous: Path, out: Path, listed: dict[str, _Listed] | None) -> Non
     """Remove the previous output ``previous`` (moved out of ``out``'s place) as far as
     it is the run's; what appeared in it after the last check is kept beside ``out`` in
     a visible ``<name>.kept-*`` folder, with a warning naming it."""
-    if listed is None and not any(os.scandir(previous)):
-        os.rmdir(previous)
-        return
+    if listed is None:  # the previous output was an empty folder
+        try:
+            os.rmdir(previous)
+            return
+        except OSError:  # no longer empty
+            pass
     if listed is not None and _remove_owned(previous, listed):
         return
     kept = Path(tempfile.mkdtemp(prefix=f"{out.name}.kept-", dir=out.parent))
