@@ -178,7 +178,7 @@ def test_staged_folder_refuses_a_foreign_folder_and_cleans_up(tmp_path):
     out.mkdir()
     (out / "holiday.jpg").write_bytes(b"jpeg")
     with pytest.raises(ValidationError, match=r"the report folder must be new, empty or a "
-                                              r"previous confcal report; found 1 entries it did "
+                                              r"previous confcal report; found 1 entry it did "
                                               r"not write, first 'holiday.jpg' \(no manifest "
                                               r"\.confcal-manifest\.json lists what is in the "
                                               r"folder\); nothing was removed"):
@@ -653,7 +653,7 @@ def test_an_entry_of_a_written_name_but_another_kind_is_never_deleted(tmp_path, 
         os.mkfifo(out / name)
     shown = {"folder": "metrics.csv/", "symlink": "metrics.csv", "fifo": "metrics.csv"}[kind]
     found = {"folder": "folder", "symlink": "symlink", "fifo": "special file"}[kind]
-    with pytest.raises(ValidationError, match=rf"found 1 entries it did not write, first "
+    with pytest.raises(ValidationError, match=rf"found 1 entry it did not write, first "
                                               rf"'{shown}' \(a {found} where the run wrote a "
                                               rf"file\); nothing was removed"), \
             staged_folder(out, "report") as staging:

@@ -277,7 +277,8 @@ def check_destination(out: Path, what: str) -> None:
     ------
     ValidationError
         ``<out>: the <what> folder must be new, empty or a previous confcal <what>; found
-        N entries it did not write, first '<entry>' (<why>)``, or a bad manifest named.
+        N entries it did not write, first '<entry>' (<why>); nothing was removed``, or a
+        bad manifest named.
 
     Examples
     --------
@@ -291,7 +292,7 @@ def check_destination(out: Path, what: str) -> None:
     Traceback (most recent call last):
     ...
     confcal.exceptions.ValidationError: ...: the report folder must be new, empty or a previous
-    confcal report; found 1 entries it did not write, first 'notes.txt' (not in its manifest
+    confcal report; found 1 entry it did not write, first 'notes.txt' (not in its manifest
     .confcal-manifest.json); nothing was removed
     """
     given, out = out, output_path(out)
@@ -313,7 +314,8 @@ def check_destination(out: Path, what: str) -> None:
         name, why = foreign[0]
         raise ValidationError(
             f"{given}: the {what} folder must be new, empty or a previous confcal {what}; "
-            f"found {len(foreign)} entries it did not write, first {name!r} ({why}); "
+            f"found {len(foreign)} {'entry' if len(foreign) == 1 else 'entries'} it did "
+            f"not write, first {name!r} ({why}); "
             "nothing was removed", source=str(given))
 
 

@@ -341,7 +341,7 @@ def test_existing_folders_are_replaced_only_when_they_hold_a_report(written, tmp
     assert (out / "report.md").read_text() != before
     (out / "notes.txt").write_text("mine")
     with pytest.raises(ValidationError, match=r"must be new, empty or a previous confcal "
-                                              r"report; found 1 entries it did not write, "
+                                              r"report; found 1 entry it did not write, "
                                               r"first 'notes.txt' \(not in its manifest"):
         write_report(frame, out, n_resamples=0, n_bins=2, budgets=(0.5,))
     assert (out / "notes.txt").read_text() == "mine"
