@@ -58,7 +58,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -278,11 +277,11 @@ def save_results(path: Path, rows: list[dict[str, Any]], clean: dict, floor: flo
                  seeds: list[int]) -> dict[str, Any]:
     """Write the measured rows into ``path``, keeping the other pipelines' from an earlier
     run on the same pages, seeds and versions; return every pipeline's entry."""
-    from confcal.extras.augment import PIPELINES
+    from confcal.extras.augment import PIPELINES, tool_versions
 
     result = {
         "command": "python benchmarks/bench_degradation.py",
-        "versions": versions(), "floor": floor, "min_mad": MIN_MAD,
+        "versions": tool_versions(), "floor": floor, "min_mad": MIN_MAD,
         "local": {k: list(v) for k, v in LOCAL.items()}, "min_ink_mad": MIN_INK_MAD,
         "seeds": seeds,
         "pages": {d: {"design": PAGES[d][0], "invoices": list(PAGES[d][1]),
@@ -336,18 +335,6 @@ def markdown(path: Path) -> str:
              for d, p in result["pages"].items()]
     lines += ["", "Clean pages, word accuracy: " + "; ".join(clean) + "."]
     return "\n".join(lines)
-
-
-def versions() -> dict[str, str]:
-    import pytesseract
-
-    out = {"tesseract": str(pytesseract.get_tesseract_version())}
-    for package in ("augraphy", "opencv-python-headless", "pillow", "numpy", "matplotlib"):
-        try:
-            out[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            out[package] = "absent"
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

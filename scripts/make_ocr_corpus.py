@@ -67,7 +67,6 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -300,18 +299,6 @@ def _gzip(lines: list[bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def versions() -> dict[str, str]:
-    import pytesseract
-
-    out = {"tesseract": str(pytesseract.get_tesseract_version())}
-    for package in ("augraphy", "opencv-python-headless", "pillow", "numpy", "matplotlib"):
-        try:
-            out[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            out[package] = "absent"
-    return out
-
-
 def records(invoices: Sequence[int], names: Sequence[str], progress: bool = True
             ) -> dict[tuple[int, str], tuple[bytes, bytes, bytes]]:
     """(invoice, pipeline) -> (prediction line, words line, pixel fingerprint line)."""
@@ -337,7 +324,7 @@ def records(invoices: Sequence[int], names: Sequence[str], progress: bool = True
 def build(read: dict[tuple[int, str], tuple[bytes, bytes, bytes]]) -> dict[str, bytes]:
     """Every file of the corpus: relative path -> bytes."""
     from confcal.datasets._generate import make_invoice
-    from confcal.extras.augment import PIPELINES
+    from confcal.extras.augment import PIPELINES, tool_versions
 
     invoices = sorted({i for i, _ in read})
     names = [n for n in pipelines() if any(k[1] == n for k in read)]
@@ -370,7 +357,7 @@ def build(read: dict[tuple[int, str], tuple[bytes, bytes, bytes]]) -> dict[str, 
         "schema": "confcal.scoring.presets.FCC_INVOICE",
         "documents": len(invoices),
         "invoices": invoices,
-        "versions": versions(),
+        "versions": tool_versions(),
         "truth": "truth.jsonl.gz",
         "words": "ocr_words.jsonl.gz",
         "pages": "pages.jsonl.gz",
@@ -462,8 +449,10 @@ def _within(diff: dict[str, Any]) -> bool:
 
 def check(invoices: Sequence[int], names: Sequence[str]) -> int:
     """Regenerate the pages chosen and compare them with the shipped corpus (docstring)."""
+    from confcal.extras.augment import tool_versions
+
     manifest = json.loads((DATA / "manifest.json").read_text())
-    installed = versions()
+    installed = tool_versions()
     differ = {k: (manifest["versions"].get(k), v) for k, v in installed.items()
               if manifest["versions"].get(k) != v}
     if differ:

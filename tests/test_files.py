@@ -20,7 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import confcal._files as files_module
+from _profiles import examples
 from confcal._files import (
+    MANIFEST_NAME,
     JsonNode,
     JsonSyntaxError,
     JsonTooDeep,
@@ -38,7 +40,20 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "confcal"
 
 
 def _entries(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir())
+    """The entries of a folder, an output's manifest aside."""
+    return sorted(p.name for p in folder.iterdir() if p.name != MANIFEST_NAME)
+
+
+def _previous(out: Path, files: dict[str, str], what: str = "report") -> None:
+    """A previous output at ``out``, written as a run writes one (with its manifest);
+    a name ending in ``/`` is a folder."""
+    with staged_folder(out, what) as staging:
+        for name, text in files.items():
+            if name.endswith("/"):
+                (staging / name).mkdir(parents=True)
+            else:
+                (staging / name).parent.mkdir(parents=True, exist_ok=True)
+                (staging / name).write_text(text)
 
 
 def _mode(path: Path) -> int:
@@ -127,13 +142,10 @@ def test_staged_file_commits_or_discards(tmp_path):
 
 
 # ------------------------------------------------------------------------ staged_folder
-KNOWN = ("report.md", "metrics.csv")
-
-
 def test_staged_folder_publishes_a_new_folder_with_the_umask_mode(tmp_path, umask):
     umask(0o027)
     out = tmp_path / "report"
-    with staged_folder(out, KNOWN, "report") as staging:
+    with staged_folder(out, "report") as staging:
         assert staging.parent == out.parent and staging.name.startswith(".report.tmp-")
         (staging / "report.md").write_text("# one")
     assert _entries(out) == ["report.md"] and _entries(out.parent) == ["report"]
@@ -142,11 +154,9 @@ def test_staged_folder_publishes_a_new_folder_with_the_umask_mode(tmp_path, umas
 
 def test_staged_folder_replaces_a_previous_report_and_keeps_its_mode(tmp_path):
     out = tmp_path / "report"
-    out.mkdir()
-    (out / "report.md").write_text("old")
-    (out / "metrics.csv").write_text("old")
+    _previous(out, {"report.md": "old", "metrics.csv": "old"})
     out.chmod(0o2775)  # a shared folder stays shared
-    with staged_folder(out, KNOWN, "report") as staging:
+    with staged_folder(out, "report") as staging:
         (staging / "report.md").write_text("new")
     # replaced whole: the old metrics.csv does not survive into the new report
     assert _entries(out) == ["report.md"] and (out / "report.md").read_text() == "new"
@@ -156,9 +166,8 @@ def test_staged_folder_replaces_a_previous_report_and_keeps_its_mode(tmp_path):
 
 def test_staged_folder_removes_the_staging_folder_after_an_exception(tmp_path):
     out = tmp_path / "report"
-    out.mkdir()
-    (out / "report.md").write_text("old")
-    with pytest.raises(ZeroDivisionError), staged_folder(out, KNOWN, "report") as staging:
+    _previous(out, {"report.md": "old"})
+    with pytest.raises(ZeroDivisionError), staged_folder(out, "report") as staging:
         (staging / "report.md").write_text("half")
         1 / 0
     assert _entries(tmp_path) == ["report"] and (out / "report.md").read_text() == "old"
@@ -169,9 +178,11 @@ def test_staged_folder_refuses_a_foreign_folder_and_cleans_up(tmp_path):
     out.mkdir()
     (out / "holiday.jpg").write_bytes(b"jpeg")
     with pytest.raises(ValidationError, match=r"the report folder must be new, empty or a "
-                                              r"previous confcal report; found 1 other entries, "
-                                              r"first 'holiday.jpg'"):
-        with staged_folder(out, KNOWN, "report") as staging:
+                                              r"previous confcal report; found 1 entry it did "
+                                              r"not write, first 'holiday.jpg' \(no manifest "
+                                              r"\.confcal-manifest\.json lists what is in the "
+                                              r"folder\); nothing was removed"):
+        with staged_folder(out, "report") as staging:
             (staging / "report.md").write_text("new")
     assert _entries(tmp_path) == ["photos"] and _entries(out) == ["holiday.jpg"]
 
@@ -507,10 +518,10 @@ if mode == "fallback":  # no renameat2: the two renames, killed between them
         real_replace(src, dst)
     files.os.replace = replace
 else:  # the atomic swap done, killed before the previous output is removed
-    def rmtree(path, ignore_errors=False):
+    def retire(previous, out, listed):
         os.kill(os.getpid(), signal.SIGKILL)
-    files.shutil.rmtree = rmtree
-with files.staged_folder(out, ["report.md"], "report") as staging:
+    files._retire = retire
+with files.staged_folder(out, "report") as staging:
     (staging / "report.md").write_text("new")
 """
 
@@ -519,8 +530,7 @@ def _kill_while_publishing(tmp_path: Path, mode: str) -> Path:
     import subprocess
 
     out = tmp_path / "report"
-    out.mkdir()
-    (out / "report.md").write_text("old")
+    _previous(out, {"report.md": "old"})
     done = subprocess.run([sys.executable, "-c", _KILLED, str(out), mode],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == -9, done.stderr  # really killed at that point
@@ -533,7 +543,7 @@ def test_a_kill_after_the_atomic_swap_leaves_the_new_report_and_the_next_run_cle
     assert (out / "report.md").read_text() == "new"  # never missing: swapped in one step
     stale = [n for n in _entries(tmp_path) if n != "report"]
     assert len(stale) == 1 and stale[0].startswith(f".report.tmp-{files_module._host()}-")
-    with staged_folder(out, ["report.md"], "report") as staging:
+    with staged_folder(out, "report") as staging:
         (staging / "report.md").write_text("newer")
     assert _entries(tmp_path) == ["report"] and (out / "report.md").read_text() == "newer"
 
@@ -544,7 +554,7 @@ def test_a_kill_between_the_fallback_renames_is_repaired_by_the_next_run(tmp_pat
     assert "report" not in _entries(tmp_path)
     assert sorted(n.split("-")[0] for n in _entries(tmp_path)) == [".report.old", ".report.tmp"]
     # the next run, before any work, puts the previous report back and removes the staging
-    files_module.check_destination(out, ["report.md"], "report")
+    files_module.check_destination(out, "report")
     assert _entries(tmp_path) == ["report"] and (out / "report.md").read_text() == "old"
 
 
@@ -584,7 +594,7 @@ def test_staged_file_removes_a_killed_writers_temporary_file(tmp_path):
 def test_outputs_need_an_existing_parent_and_are_checked_before_work(tmp_path):
     with pytest.raises(ValidationError, match=r"the folder of the report folder must exist "
                                               r"\(it is not created for you.*found nothing"):
-        with staged_folder(tmp_path / "typo" / "report", KNOWN, "report"):
+        with staged_folder(tmp_path / "typo" / "report", "report"):
             pytest.fail("the block must not run")
     assert _entries(tmp_path) == []
     with pytest.raises(ValidationError, match=r"the entity table must be a file; found a "
@@ -600,17 +610,16 @@ def test_the_current_folder_is_refused_as_a_report_folder(tmp_path, monkeypatch)
     for out in (Path("."), tmp_path, tmp_path.parent):
         with pytest.raises(ValidationError, match=r"must not be the current folder or hold "
                                                   r"it.*such as -o report"):
-            files_module.check_destination(out, KNOWN, "report")
+            files_module.check_destination(out, "report")
     assert _entries(tmp_path) == []
 
 
 def test_a_symlinked_report_folder_keeps_its_link_and_gets_the_new_report(tmp_path):
     target = tmp_path / "real"
-    target.mkdir()
-    (target / "report.md").write_text("old")
+    _previous(target, {"report.md": "old"})
     link = tmp_path / "link"
     link.symlink_to(target, target_is_directory=True)
-    with staged_folder(link, KNOWN, "report") as staging:
+    with staged_folder(link, "report") as staging:
         (staging / "report.md").write_text("new")
     assert link.is_symlink() and link.resolve() == target.resolve()
     assert (target / "report.md").read_text() == "new"
@@ -627,13 +636,13 @@ def test_a_symlinked_file_is_written_through(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["folder", "symlink", "fifo"])
-def test_an_entry_of_a_known_name_but_another_kind_is_never_deleted(tmp_path, kind):
+def test_an_entry_of_a_written_name_but_another_kind_is_never_deleted(tmp_path, kind):
     # the attack: a folder named metrics.csv inside the report folder was deleted, with
     # everything in it, when the report replaced its previous output
     out = tmp_path / "report"
-    out.mkdir()
-    (out / "report.md").write_text("old")  # a previous report's own file
-    name = KNOWN[1]  # metrics.csv
+    _previous(out, {"report.md": "old", "metrics.csv": "old"})
+    name = "metrics.csv"
+    (out / name).unlink()
     if kind == "folder":
         (out / name).mkdir()
         (out / name / "thesis.tex").write_text("years of work")
@@ -642,24 +651,247 @@ def test_an_entry_of_a_known_name_but_another_kind_is_never_deleted(tmp_path, ki
         (out / name).symlink_to(tmp_path / "mine.txt")
     else:
         os.mkfifo(out / name)
-    with pytest.raises(ValidationError, match=rf"found 1 other entries, first '{name}"), \
-            staged_folder(out, KNOWN, "report") as staging:
+    shown = {"folder": "metrics.csv/", "symlink": "metrics.csv", "fifo": "metrics.csv"}[kind]
+    found = {"folder": "folder", "symlink": "symlink", "fifo": "special file"}[kind]
+    with pytest.raises(ValidationError, match=rf"found 1 entry it did not write, first "
+                                              rf"'{shown}' \(a {found} where the run wrote a "
+                                              rf"file\); nothing was removed"), \
+            staged_folder(out, "report") as staging:
         (staging / name).write_text("new")
     assert (out / name).exists() or (out / name).is_symlink()
     if kind == "folder":
         assert (out / name / "thesis.tex").read_text() == "years of work"
+    if kind == "symlink":
+        assert (tmp_path / "mine.txt").read_text() == "mine"
     assert (out / "report.md").read_text() == "old"
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-def test_a_known_folder_name_ends_in_a_slash(tmp_path):
+def test_the_manifest_lists_every_file_and_folder_the_run_wrote(tmp_path):
     out = tmp_path / "run"
-    (out / "doc1").mkdir(parents=True)
-    (out / "doc1" / "answers.jsonl").write_text("old")
-    with staged_folder(out, ["doc1/"], "qa run output") as staging:
+    _previous(out, {"records.jsonl": "r\n", "doc1/": "", "doc1/document.txt": "text"},
+              "qa run output")
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    assert (manifest["format"], manifest["version"], manifest["what"]) == (
+        "confcal.output-manifest", 1, "qa run output")
+    import hashlib
+    assert manifest["entries"] == [
+        {"path": "doc1", "kind": "folder"},
+        {"path": "doc1/document.txt", "kind": "file", "size": 4,
+         "sha256": hashlib.sha256(b"text").hexdigest()},
+        {"path": "records.jsonl", "kind": "file", "size": 2,
+         "sha256": hashlib.sha256(b"r\n").hexdigest()}]
+    with pytest.raises(AssertionError, match="must not write .confcal-manifest.json"), \
+            staged_folder(out, "qa run output") as staging:
+        (staging / MANIFEST_NAME).write_text("{}")
+    assert (out / "doc1" / "document.txt").read_text() == "text"
+
+
+@pytest.mark.parametrize("change, why", [
+    ("beside", r"'notes.txt' \(not in its manifest \.confcal-manifest\.json\)"),
+    ("inside", r"'doc1/notes.txt' \(not in its manifest"),
+    ("longer", r"'report.md' \(changed since the run wrote it: 9 bytes, written 3\)"),
+    ("edited", r"'report.md' \(changed since the run wrote it: another SHA-256\)"),
+    ("other run", r"must be the manifest of a previous confcal report .*found the manifest "
+                  r"of a confcal 'qa output'"),
+    ("no manifest", r"first 'doc1/' \(no manifest \.confcal-manifest\.json lists"),
+])
+def test_a_run_refuses_what_it_did_not_write_and_removes_nothing(tmp_path, change, why):
+    out = tmp_path / "report"
+    _previous(out, {"report.md": "old", "doc1/": ""},
+              "qa output" if change == "other run" else "report")
+    if change == "beside":
+        (out / "notes.txt").write_text("mine")
+    elif change == "inside":  # in a folder the run wrote: not the run's either
+        (out / "doc1" / "notes.txt").write_text("mine")
+    elif change == "longer":
+        (out / "report.md").write_text("old, mine")
+    elif change == "edited":  # same size, another text
+        (out / "report.md").write_text("OLD")
+    elif change == "no manifest":
+        (out / MANIFEST_NAME).unlink()
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    with pytest.raises(ValidationError, match=why):
+        with staged_folder(out, "report") as staging:
+            (staging / "report.md").write_text("new")
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+    assert (out / "report.md").read_text() in ("old", "OLD", "old, mine")
+
+
+def test_a_previous_output_replaced_whole_when_everything_in_it_is_its_own(tmp_path):
+    out = tmp_path / "run"
+    _previous(out, {"run.json": "{}", "doc1/": "", "doc1/a.txt": "a", "doc2/": ""},
+              "qa run output")
+    (out / "doc2").rmdir()  # what the run wrote may be gone: nothing to remove
+    with staged_folder(out, "qa run output") as staging:
+        (staging / "doc3").mkdir()
+    assert _entries(out) == ["doc3"] and _entries(tmp_path) == ["run"]
+
+
+_VICTIM = "years of work"
+
+
+def _hostile(tmp_path: Path, entries: list[dict[str, Any]]) -> Path:
+    """A report folder whose manifest was edited by hand to list ``entries``, with a
+    user's file and folder beside it that must survive."""
+    out = tmp_path / "report"
+    _previous(out, {"report.md": "old"})
+    (tmp_path / "victim.txt").write_text(_VICTIM)
+    (tmp_path / "thesis").mkdir()
+    (tmp_path / "thesis" / "ch1.tex").write_text(_VICTIM)
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    manifest["entries"] += entries
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest))
+    return out
+
+
+def _digest(text: str) -> dict[str, Any]:
+    import hashlib
+    return {"size": len(text.encode()), "sha256": hashlib.sha256(text.encode()).hexdigest()}
+
+
+@pytest.mark.parametrize("path", ["../victim.txt", "../thesis", "/etc/passwd", "a/../../x",
+                                  "./report.md", "", "doc//x", "..", "a\\..\\..\\x",
+                                  "x\0y"])
+def test_a_manifest_path_leaving_the_folder_is_refused(tmp_path, path):
+    out = _hostile(tmp_path, [{"path": path, "kind": "file", **_digest(_VICTIM)}])
+    with pytest.raises(ValidationError, match=r"must be the manifest of a previous confcal "
+                                              r"report .*a path must stay inside the folder"):
+        with staged_folder(out, "report") as staging:
+            (staging / "report.md").write_text("new")
+    assert (tmp_path / "victim.txt").read_text() == _VICTIM
+    assert (tmp_path / "thesis" / "ch1.tex").read_text() == _VICTIM
+    assert (out / "report.md").read_text() == "old"
+
+
+@pytest.mark.parametrize("target", ["file", "folder"])
+def test_a_symlink_listed_in_a_manifest_is_never_followed(tmp_path, target):
+    # the manifest lists what the link points at, with the right digests: still the user's
+    if target == "file":
+        entries = [{"path": "linked.txt", "kind": "file", **_digest(_VICTIM)}]
+    else:
+        entries = [{"path": "linked", "kind": "folder"},
+                   {"path": "linked/ch1.tex", "kind": "file", **_digest(_VICTIM)}]
+    out = _hostile(tmp_path, entries)
+    name = "linked.txt" if target == "file" else "linked"
+    (out / name).symlink_to(tmp_path / ("victim.txt" if target == "file" else "thesis"))
+    with pytest.raises(ValidationError, match=rf"first '{name}' \(a symlink where the run "
+                                              rf"wrote a {target}\)"):
+        with staged_folder(out, "report") as staging:
+            (staging / "report.md").write_text("new")
+    assert (tmp_path / "victim.txt").read_text() == _VICTIM
+    assert (tmp_path / "thesis" / "ch1.tex").read_text() == _VICTIM
+
+
+@pytest.mark.parametrize("manifest, why", [
+    ("symlink", "found no regular file"),
+    ("folder", "found no regular file"),
+    ("not json", "must be valid JSON"),
+    ("list", "must be a JSON object"),
+    ("format", "found format 'mine' version 1"),
+    ("entries", "found entries of type dict"),
+    ("kind", "'x' of kind 'symlink' \\(expected 'file' or 'folder'\\)"),
+    ("digest", "'x' without a size and a SHA-256"),
+    ("repeat", "repeating the path 'report.md'"),
+])
+def test_a_manifest_not_written_by_confcal_is_refused(tmp_path, manifest, why):
+    out = _hostile(tmp_path, [])
+    path = out / MANIFEST_NAME
+    data = json.loads(path.read_text())
+    if manifest in ("symlink", "folder"):
+        path.unlink()
+        if manifest == "symlink":
+            path.symlink_to(tmp_path / "victim.txt")
+        else:
+            path.mkdir()
+    elif manifest == "not json":
+        path.write_text("{")
+    elif manifest == "list":
+        path.write_text("[]")
+    else:
+        data.update({"format": {"format": "mine"}, "entries": {"entries": {}},
+                     "kind": {"entries": data["entries"] + [{"path": "x", "kind": "symlink"}]},
+                     "digest": {"entries": data["entries"] + [{"path": "x", "kind": "file",
+                                                               "size": -1, "sha256": "0"}]},
+                     "repeat": {"entries": data["entries"] * 2}}[manifest])
+        path.write_text(json.dumps(data))
+    with pytest.raises(ValidationError, match=why):
+        check_destination(out, "report")
+    assert (tmp_path / "victim.txt").read_text() == _VICTIM
+    assert (out / "report.md").read_text() == "old"
+
+
+@pytest.mark.parametrize("swap", [True, False])
+def test_an_entry_appearing_during_the_publish_is_kept_with_a_warning(tmp_path, monkeypatch,
+                                                                        swap):
+    # between the last check and the swap a user's file lands in the folder: of the
+    # previous output only the run's own entries are removed (with the atomic swap, or
+    # the two renames where it does not exist)
+    out = tmp_path / "report"
+    _previous(out, {"report.md": "old", "doc1/": "", "doc1/a.txt": "a"})
+    real = files_module._exchange
+
+    def late(a: Path, b: Path) -> bool:
+        (out / "doc1" / "late.txt").write_text(_VICTIM)
+        return real(a, b) if swap else False
+
+    monkeypatch.setattr(files_module, "_exchange", late)
+    with pytest.warns(RuntimeWarning, match=r"entries that appeared in the previous output "
+                                            r"while it was replaced are kept in"):
+        with staged_folder(out, "report") as staging:
+            (staging / "report.md").write_text("new")
+    assert (out / "report.md").read_text() == "new" and _entries(out) == ["report.md"]
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith("report.kept-")]
+    assert len(kept) == 1, _entries(tmp_path)
+    # only the late file and the folders that hold it are left: the run's own are gone
+    assert sorted(str(p.relative_to(kept[0])) for p in kept[0].rglob("*")) == [
+        "report", "report/.confcal-manifest.json", "report/doc1", "report/doc1/late.txt"]
+    assert sorted(n for n in _entries(tmp_path) if n != kept[0].name) == ["report"]
+
+
+def test_a_written_folder_is_listed_as_a_folder(tmp_path):
+    out = tmp_path / "run"
+    _previous(out, {"doc1/": "", "doc1/answers.jsonl": "old"}, "qa run output")
+    with staged_folder(out, "qa run output") as staging:
         (staging / "doc1").mkdir()
     assert (out / "doc1").is_dir() and not (out / "doc1" / "answers.jsonl").exists()
     (out / "doc1").rmdir()
     (out / "doc1").write_text("a file where a folder was written")
-    with pytest.raises(ValidationError, match="first 'doc1'"):
-        check_destination(out, ["doc1/"], "qa run output")
+    with pytest.raises(ValidationError, match=r"first 'doc1' \(a file where the run wrote a "
+                                              r"folder\)"):
+        check_destination(out, "qa run output")
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(entries=st.lists(st.fixed_dictionaries({
+    "path": st.text(alphabet=["a", "b", ".", "/", "\\", "\0", " "], max_size=12)
+    | st.sampled_from(["../victim.txt", "../..", "/", "report.md", "a", "a/b"]),
+    "kind": st.sampled_from(["file", "folder", "symlink", None])}), max_size=4),
+       link=st.booleans())
+def test_no_hand_edited_manifest_removes_anything_outside_the_folder(entries, link):
+    import hashlib
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        out = root / "report"
+        _previous(out, {"report.md": "old", "a/": ""})
+        (root / "victim.txt").write_text(_VICTIM)
+        if link:  # a symlink inside, to the user's file, that a manifest may name
+            (out / "a" / "b").symlink_to(root / "victim.txt")
+        manifest = json.loads((out / MANIFEST_NAME).read_text())
+        digest = {"size": len(_VICTIM), "sha256": hashlib.sha256(_VICTIM.encode()).hexdigest()}
+        manifest["entries"] += [{**e, **(digest if e["kind"] == "file" else {})}
+                                for e in entries]
+        (out / MANIFEST_NAME).write_text(json.dumps(manifest))
+        try:
+            with staged_folder(out, "report") as staging:
+                (staging / "report.md").write_text("new")
+        except ValidationError:
+            assert (out / "report.md").read_text() == "old"  # refused: nothing removed
+            assert not link or (out / "a" / "b").is_symlink()
+        else:
+            assert not link  # a symlink is never the run's
+            assert _entries(out) == ["report.md"] and (out / "report.md").read_text() == "new"
+        assert (root / "victim.txt").read_text() == _VICTIM
+        assert sorted(p.name for p in root.iterdir()) == ["report", "victim.txt"]

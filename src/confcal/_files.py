@@ -33,6 +33,15 @@ Crash safety (what a ``kill -9`` or a power cut at any instant leaves):
   a file destination must not be a folder, and a folder destination must be new, empty or
   a previous output, and must not be the current folder or hold it (replacing it would
   pull the folder out from under the shell that runs the command).
+- **Only what a run wrote is ever removed.** Every published folder holds a manifest
+  (:data:`MANIFEST_NAME`) listing each file and folder the run wrote, with each file's size
+  and SHA-256. A later run into the same folder replaces it only when everything in it is
+  listed there, of the listed kind and unchanged; anything else (a user's file, a folder
+  named like an output file, a symlink, a file edited since, a manifest of another kind of
+  output) makes it refuse, naming the entry, before any work and without removing
+  anything. The manifest only ever answers "is this entry the run's?" for entries found by
+  walking the folder itself (symlinks never followed), so no path it holds (``..``, an
+  absolute path) can point a removal outside the folder.
 - **Symbolic links are kept.** A destination that is a symlink to a folder (or a file) is
   resolved first: the output replaces the link's *target* and the link keeps pointing at
   it, rather than the link being replaced by a folder and the target left with the old
@@ -50,11 +59,13 @@ import os
 import re
 import shutil
 import socket
+import stat
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,11 +77,11 @@ import numpy as np
 from ._validation import InputLimits
 from .exceptions import ValidationError
 
-__all__ = ["STALE_AFTER_SECONDS", "JsonNode", "JsonSyntaxError", "JsonTooDeep",
-           "StagedFile", "atomic_write",
+__all__ = ["MANIFEST_FORMAT", "MANIFEST_NAME", "STALE_AFTER_SECONDS", "JsonNode",
+           "JsonSyntaxError", "JsonTooDeep", "StagedFile", "atomic_write",
            "check_destination", "check_output_file", "clean_stale_staging", "new_file_mode",
            "output_path", "parse_json_nodes", "publish_folder", "read_json", "read_json_object",
-           "staged_folder"]
+           "staged_folder", "write_manifest"]
 
 STALE_AFTER_SECONDS = 7 * 24 * 3600
 """Staging whose writer cannot be checked (another host, no process id) is stale after this."""
@@ -248,16 +259,41 @@ def check_output_file(out: str | os.PathLike[str], what: str = "output") -> Path
     return path
 
 
-def check_destination(out: Path, known: Collection[str], what: str) -> None:
-    """``out`` may be new, empty, or a previous output holding only ``known`` files.
+def check_destination(out: Path, what: str) -> None:
+    """``out`` may be new, empty, or a previous ``what`` holding only what it wrote.
 
-    A name in ``known`` is a regular file, or a folder when it ends in ``/``: an entry of
-    a known name but of another kind (a folder named ``metrics.csv``, a symlink, a FIFO) is
-    the user's, and makes the check fail, since publishing would delete it. Checked
-    before any work: the parent folder must exist and be writable, ``out`` must not
-    be the current folder or one that holds it, and stale staging beside it is cleaned
-    first (:func:`clean_stale_staging`, which may put back a previous output). A symlink is
-    resolved to its target (module docstring).
+    A previous output is told by its manifest (:data:`MANIFEST_NAME`, written by
+    :func:`publish_folder`): every entry of ``out`` must be listed there, of the kind
+    listed (a file or a real folder, never a symlink or a FIFO), and a file must be
+    unchanged since (size and SHA-256). Anything else -- a user's file, a folder named
+    ``metrics.csv``, a report edited by hand, a manifest of another kind of output or one
+    not written by confcal -- is the user's, and makes the check fail naming it, since
+    publishing would delete it. Checked before any work: the parent folder must exist and
+    be writable, ``out`` must not be the current folder or one that holds it, and stale
+    staging beside it is cleaned first (:func:`clean_stale_staging`, which may put back a
+    previous output). A symlink is resolved to its target (module docstring).
+
+    Raises
+    ------
+    ValidationError
+        ``<out>: the <what> folder must be new, empty or a previous confcal <what>; found
+        N entries it did not write, first '<entry>' (<why>); nothing was removed``, or a
+        bad manifest named.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "report"
+    >>> with staged_folder(out, "report") as staging:
+    ...     _ = (staging / "report.md").write_text("# one")
+    >>> check_destination(out, "report")  # a previous report: it may be replaced
+    >>> _ = (out / "notes.txt").write_text("mine")
+    >>> check_destination(out, "report")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: ...: the report folder must be new, empty or a previous
+    confcal report; found 1 entry it did not write, first 'notes.txt' (not in its manifest
+    .confcal-manifest.json); nothing was removed
     """
     given, out = out, output_path(out)
     cwd = Path(os.path.abspath(os.getcwd()))
@@ -271,24 +307,243 @@ def check_destination(out: Path, known: Collection[str], what: str) -> None:
     if not out.exists():
         return
     if not out.is_dir():
-        raise ValidationError(f"{given}: the {what} folder must be a folder; found a file")
-    foreign = sorted(p.name + ("/" if p.is_dir() else "") for p in out.iterdir()
-                     if not _is_known(p, known))
+        raise ValidationError(f"{given}: the {what} folder must be a folder; found a file",
+                              source=str(given))
+    foreign = _foreign(out, _read_manifest(out, given, what))
     if foreign:
+        name, why = foreign[0]
         raise ValidationError(
             f"{given}: the {what} folder must be new, empty or a previous confcal {what}; "
-            f"found {len(foreign)} other entries, first {foreign[0]!r} (only the files and "
-            f"folders a {what} writes are ever replaced)")
+            f"found {len(foreign)} {'entry' if len(foreign) == 1 else 'entries'} it did "
+            f"not write, first {name!r} ({why}); "
+            "nothing was removed", source=str(given))
 
 
-def _is_known(entry: Path, known: Collection[str]) -> bool:
-    """Whether ``entry`` is one a previous output wrote: a known file name on a regular
-    file, or a known folder name (``name/``) on a real folder; never a symlink."""
+# ------------------------------------------------------------------- the output manifest
+MANIFEST_NAME = ".confcal-manifest.json"
+"""The file of an output folder listing what the run wrote there (:func:`publish_folder`)."""
+
+MANIFEST_FORMAT = "confcal.output-manifest"
+_MANIFEST_MAX_BYTES = 64 << 20  # a manifest lists names and digests: far below this
+_KINDS = ("file", "folder")
+
+
+class _Listed(NamedTuple):
+    """One entry of a manifest: its kind, and a file's size and SHA-256."""
+
+    kind: str
+    size: int | None
+    sha256: str | None
+
+
+def _sha256(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _walk(folder: Path) -> Iterator[tuple[str, os.DirEntry[str], str]]:
+    """Every entry under ``folder`` but its manifest: its path relative to ``folder``
+    (``/``-separated), the entry, and its kind (``file``, ``folder`` or what else it is),
+    a folder before what it holds. Symlinks are never followed."""
+    yield from _walk_listed(folder, None)
+
+
+def _kind(entry: os.DirEntry[str]) -> str:
     if entry.is_symlink():
+        return "symlink"
+    if entry.is_dir(follow_symlinks=False):
+        return "folder"
+    return "file" if entry.is_file(follow_symlinks=False) else "special file"
+
+
+def _walk_listed(folder: Path, listed: dict[str, _Listed] | None
+                 ) -> Iterator[tuple[str, os.DirEntry[str], str]]:
+    """:func:`_walk`, descending only into folders ``listed`` as folders (all real
+    folders when ``listed`` is None); an explicit stack, so depth costs no recursion."""
+    stack: list[tuple[str, str]] = [("", os.fspath(folder))]
+    while stack:
+        prefix, path = stack.pop()
+        with os.scandir(path) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        below = []
+        for entry in entries:
+            rel = prefix + entry.name
+            if rel == MANIFEST_NAME:
+                continue
+            kind = _kind(entry)
+            yield rel, entry, kind
+            held = listed is None or (listed.get(rel, _Listed("", None, None)).kind
+                                      == "folder")
+            if kind == "folder" and held:
+                below.append((rel + "/", entry.path))
+        stack.extend(reversed(below))
+
+
+def write_manifest(folder: Path, what: str) -> Path:
+    """Write the manifest of a finished output folder: every entry in it, with its kind,
+    and a file's size and SHA-256. :func:`publish_folder` calls it; a later run replaces
+    only what it lists (:func:`check_destination`)."""
+    entries = []
+    for rel, entry, kind in _walk(folder):
+        if kind not in _KINDS:  # a programming error: a writer made a link or a FIFO
+            raise AssertionError(f"an output may hold files and folders only; found {rel} "
+                                 f"a {kind}")
+        item: dict[str, Any] = {"path": rel, "kind": kind}
+        if kind == "file":
+            item.update(size=entry.stat(follow_symlinks=False).st_size,
+                        sha256=_sha256(entry.path))
+        entries.append(item)
+    entries.sort(key=lambda item: item["path"])
+    text = json.dumps({"format": MANIFEST_FORMAT, "version": 1, "what": what,
+                       "entries": entries}, indent=1, ensure_ascii=False)
+    path = folder / MANIFEST_NAME
+    path.write_text(text + "\n", encoding="utf-8", errors="surrogateescape")
+    return path
+
+
+def _read_manifest(out: Path, given: Path, what: str) -> dict[str, _Listed] | None:
+    """The entries ``out``'s manifest lists, None when it has none; a manifest that is no
+    regular file, too large, or not one a ``what`` wrote is an error naming why."""
+    path = out / MANIFEST_NAME
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    where = f"{given}/{MANIFEST_NAME}:"
+
+    def bad(found: str) -> ValidationError:
+        return ValidationError(
+            f"{where} must be the manifest of a previous confcal {what} (it lists what "
+            f"the {what} wrote, the only entries a new one may replace); found {found}; "
+            "nothing was removed", source=str(path))
+
+    if not stat.S_ISREG(info.st_mode):
+        raise bad("no regular file")
+    if info.st_size > _MANIFEST_MAX_BYTES:
+        raise bad(f"{info.st_size:,} bytes (at most {_MANIFEST_MAX_BYTES:,})")
+    data = read_json_object(path.read_bytes(), where=where, source=path)
+    if data.get("format") != MANIFEST_FORMAT or data.get("version") != 1:
+        raise bad(f"format {data.get('format')!r} version {data.get('version')!r} (expected "
+                  f"{MANIFEST_FORMAT!r} version 1)")
+    if data.get("what") != what:
+        raise bad(f"the manifest of a confcal {data.get('what')!r}")
+    entries = data.get("entries")
+    if not isinstance(entries, list):
+        raise bad(f"entries of type {type(entries).__name__} (expected a list)")
+    listed: dict[str, _Listed] = {}
+    for i, item in enumerate(entries):
+        rel, entry = _manifest_entry(item)
+        if isinstance(entry, str):
+            raise bad(f"entry {i} {entry}")
+        if rel in listed:
+            raise bad(f"entry {i} repeating the path {rel!r}")
+        listed[rel] = entry
+    return listed
+
+
+def _manifest_entry(item: Any) -> tuple[str, _Listed | str]:
+    """A manifest entry's path and what it lists, or the reason it is invalid. A path
+    must stay inside the folder: relative, ``/``-separated, no empty, ``.`` or ``..``
+    part, no NUL."""
+    if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+        return "", f"{item!r:.80} (expected an object with a string path)"
+    rel, kind = item["path"], item.get("kind")
+    parts = rel.split("/")
+    if (rel.startswith("/") or "\0" in rel or "\\" in rel
+            or any(p in ("", ".", "..") for p in parts)):
+        return rel, (f"with the path {rel!r} (a path must stay inside the folder: relative, "
+                     "without empty, '.' or '..' parts)")
+    if kind not in _KINDS:
+        return rel, f"{rel!r} of kind {kind!r} (expected 'file' or 'folder')"
+    if kind == "folder":
+        return rel, _Listed("folder", None, None)
+    size, digest = item.get("size"), item.get("sha256")
+    if (isinstance(size, bool) or not isinstance(size, int) or size < 0
+            or not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest)):
+        return rel, f"{rel!r} without a size and a SHA-256"
+    return rel, _Listed("file", size, digest)
+
+
+def _unchanged(entry: os.DirEntry[str], listed: _Listed) -> str | None:
+    """None when a file is as the manifest lists it, else how it changed."""
+    size = entry.stat(follow_symlinks=False).st_size
+    if size != listed.size:
+        return f"changed since the run wrote it: {size:,} bytes, written {listed.size:,}"
+    if _sha256(entry.path) != listed.sha256:
+        return "changed since the run wrote it: another SHA-256"
+    return None
+
+
+def _foreign(out: Path, listed: dict[str, _Listed] | None) -> list[tuple[str, str]]:
+    """The entries of ``out`` no previous run wrote, each with why: not listed, of
+    another kind, or a file changed since; a folder that is not the run's is one entry."""
+    foreign: list[tuple[str, str]] = []
+    for rel, entry, kind in _walk_listed(out, listed or {}):
+        shown = rel + "/" if kind == "folder" else rel
+        mine = (listed or {}).get(rel)
+        if listed is None:
+            foreign.append((shown, f"no manifest {MANIFEST_NAME} lists what is in the "
+                                   "folder"))
+        elif mine is None:
+            foreign.append((shown, f"not in its manifest {MANIFEST_NAME}"))
+        elif mine.kind != kind:
+            foreign.append((shown, f"a {kind} where the run wrote a {mine.kind}"))
+        elif kind == "file":
+            changed = _unchanged(entry, mine)
+            if changed:
+                foreign.append((shown, changed))
+    return foreign
+
+
+def _remove_owned(folder: Path, listed: dict[str, _Listed]) -> bool:
+    """Remove from a previous output what its manifest lists and is unchanged, children
+    first, then the manifest and the folder; True when nothing else was left. Anything
+    not the run's (written after the check) is kept."""
+    kept = False
+    for rel, entry, kind in reversed(list(_walk_listed(folder, listed))):
+        mine = listed.get(rel)
+        if mine is None or mine.kind != kind:
+            kept = True
+        elif kind == "folder":
+            try:
+                os.rmdir(entry.path)
+            except OSError:  # it holds what is kept
+                kept = True
+        elif _unchanged(entry, mine) is None:
+            os.unlink(entry.path)
+        else:
+            kept = True
+    if kept:
         return False
-    if entry.name in known:
-        return entry.is_file()
-    return entry.name + "/" in known and entry.is_dir()
+    manifest = folder / MANIFEST_NAME
+    try:
+        if stat.S_ISREG(os.lstat(manifest).st_mode):
+            manifest.unlink()
+        os.rmdir(folder)
+    except OSError:  # gone meanwhile, or something beside it: kept
+        return False
+    return True
+
+
+def _retire(previous: Path, out: Path, listed: dict[str, _Listed] | None) -> None:
+    """Remove the previous output ``previous`` (moved out of ``out``'s place) as far as
+    it is the run's; what appeared in it after the last check is kept beside ``out`` in
+    a visible ``<name>.kept-*`` folder, with a warning naming it."""
+    if listed is None:  # the previous output was an empty folder
+        try:
+            os.rmdir(previous)
+            return
+        except OSError:  # no longer empty
+            pass
+    if listed is not None and _remove_owned(previous, listed):
+        return
+    kept = Path(tempfile.mkdtemp(prefix=f"{out.name}.kept-", dir=out.parent))
+    os.replace(previous, kept / out.name)
+    warnings.warn(f"{out}: entries that appeared in the previous output while it was "
+                  f"replaced are kept in {kept / out.name}", RuntimeWarning, stacklevel=3)
 
 
 _RENAME_EXCHANGE = 2  # linux/fs.h
@@ -312,22 +567,30 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
-def publish_folder(staging: Path, out: Path, known: Collection[str], what: str) -> None:
+def publish_folder(staging: Path, out: Path, what: str) -> None:
     """Move a finished staging folder into place, replacing only a previous output.
 
-    An existing ``out`` is swapped with ``staging`` in one atomic step where the system
-    allows it, so ``out`` is never missing, even if the process is killed; the previous
-    output is then removed. Elsewhere two renames are used, and a kill between them is
-    repaired by the next run (module docstring).
+    The staging folder gets its manifest (:func:`write_manifest`); ``out`` is checked once
+    more (:func:`check_destination`: it may have changed meanwhile). An existing ``out``
+    is then swapped with ``staging`` in one atomic step where the system allows it, so
+    ``out`` is never missing, even if the process is killed; of the previous output only
+    what its manifest lists, unchanged, is removed (what appeared in it since the check is
+    kept in a ``<name>.kept-*`` folder beside ``out``, with a warning). Elsewhere two
+    renames are used, and a kill between them is repaired by the next run (module
+    docstring).
     """
-    check_destination(out, known, what)  # again: the folder may have changed meanwhile
-    out = output_path(out)
+    if os.path.lexists(staging / MANIFEST_NAME):  # a programming error: the name is ours
+        raise AssertionError(f"an output must not write {MANIFEST_NAME} itself")
+    write_manifest(staging, what)
+    check_destination(out, what)
+    given, out = out, output_path(out)
+    listed = _read_manifest(out, given, what) if out.exists() else None
     mode = (out.stat().st_mode & 0o7777) if out.exists() else new_file_mode(directory=True)
     os.chmod(staging, mode)
     if not out.exists():
         os.replace(staging, out)
     elif _exchange(staging, out):
-        shutil.rmtree(staging, ignore_errors=True)  # staging now holds the previous output
+        _retire(staging, out, listed)  # staging now holds the previous output
     else:
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{_owner()}", dir=out.parent))
         os.replace(out, old / out.name)
@@ -335,38 +598,41 @@ def publish_folder(staging: Path, out: Path, known: Collection[str], what: str) 
             os.replace(staging, out)
         except BaseException:
             os.replace(old / out.name, out)  # put the previous output back
+            os.rmdir(old)
             raise
-        finally:
-            shutil.rmtree(old, ignore_errors=True)
+        _retire(old / out.name, out, listed)
+        os.rmdir(old)
 
 
 @contextmanager
-def staged_folder(out: str | os.PathLike[str], known: Collection[str], what: str
-                  ) -> Iterator[Path]:
+def staged_folder(out: str | os.PathLike[str], what: str) -> Iterator[Path]:
     """A staging folder beside ``out`` that replaces it when the block succeeds.
 
     The block writes the output's files into the folder it is given; at the end the folder
-    is moved onto ``out`` by :func:`publish_folder`, which refuses an ``out`` holding
-    anything but ``known`` files (messages name the ``what``: "report", "qa output"). On an
-    error, in the block or while publishing, the staging folder is removed and ``out`` is
-    left as it was. ``out`` is checked first (:func:`check_destination`: its parent must
-    exist, stale staging of a killed run is cleaned); a symlink is resolved to its target.
+    gets its manifest and is moved onto ``out`` by :func:`publish_folder`, which replaces
+    only what a previous ``what`` listed in its manifest (messages name the ``what``:
+    "report", "qa output"). On an error, in the block or while publishing, the staging
+    folder is removed and ``out`` is left as it was. ``out`` is checked first
+    (:func:`check_destination`: its parent must exist, stale staging of a killed run is
+    cleaned); a symlink is resolved to its target.
 
     Examples
     --------
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "report"
-    >>> with staged_folder(out, ["a.txt"], "report") as staging:
+    >>> with staged_folder(out, "report") as staging:
     ...     _ = (staging / "a.txt").write_text("new")
     >>> (out / "a.txt").read_text(), sorted(p.name for p in out.parent.iterdir())
     ('new', ['report'])
+    >>> sorted(p.name for p in out.iterdir())
+    ['.confcal-manifest.json', 'a.txt']
     """
-    check_destination(Path(out), known, what)
+    check_destination(Path(out), what)
     out = output_path(out)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{_owner()}", dir=out.parent))
     try:
         yield staging
-        publish_folder(staging, out, known, what)
+        publish_folder(staging, out, what)
     finally:
         if staging.exists():  # not published: the block or the move failed
             shutil.rmtree(staging, ignore_errors=True)

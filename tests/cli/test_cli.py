@@ -83,8 +83,8 @@ def test_demo_scores_every_extractor_and_writes_the_report(tmp_path):
                                                    "sim-verbalized", "sim-logprob"}
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == [
-        "auroc_vs_woa.png", "ecarb_curve.png", "metrics.csv", "reliability.png",
-        "report.html", "report.md"]
+        ".confcal-manifest.json", "auroc_vs_woa.png", "ecarb_curve.png", "metrics.csv",
+        "reliability.png", "report.html", "report.md"]
     assert f"report: {Path('out') / 'report.html'}" in done.stdout
     metrics = pd.read_csv(out / "metrics.csv")
     assert len(metrics) == 16 and "auroc_low" in metrics.columns

@@ -731,3 +731,21 @@ def test_the_confbench_protocol_example_runs_offline(augraphy, tmp_path):
     assert len(table) == 1 + 6  # three modalities x two strategies
     assert "degradation tiers" in done.stdout and "catastrophic failures" in done.stdout
     assert sorted(os.listdir(tmp_path)) == ["demo"]
+
+
+def test_tool_versions_names_every_tool_and_absent_ones(monkeypatch):
+    import numpy
+
+    from confcal.extras.augment import TOOL_PACKAGES, _corpus, tool_versions
+
+    found = tool_versions()
+    assert list(found) == ["tesseract", *TOOL_PACKAGES]
+    assert found["numpy"] == numpy.__version__
+    monkeypatch.setattr(_corpus, "TOOL_PACKAGES", ("numpy", "no-such-package-for-confcal"))
+    assert tool_versions()["no-such-package-for-confcal"] == "absent"
+    monkeypatch.setitem(sys.modules, "pytesseract", None)  # not installed: ImportError
+    assert tool_versions()["tesseract"] == "absent"
+    # the benchmark and the corpus script record the same versions, from this one function
+    for script in (BENCHMARK, ROOT / "scripts" / "make_ocr_corpus.py"):
+        text = script.read_text()
+        assert "def versions(" not in text and "tool_versions()" in text

@@ -262,7 +262,7 @@ def test_outputs_are_docbench_layout_and_confcal_records(local, data, tmp_path):
         result = run(server, data, tmp_path)
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [*RUN_FILES, "reader-1_eval_input.jsonl", "0", "50"])
+        [*RUN_FILES, "reader-1_eval_input.jsonl", "0", "50", ".confcal-manifest.json"])
     # DocBench's run.py output for open models: each qa object plus "sys_ans"
     lines = (out / "0" / "reader-1_results.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in lines] == [

@@ -32,8 +32,8 @@ def test_cli_demo_writes_every_table(tmp_path, capsys):
     out = tmp_path / "demo"
     assert run(["--demo", "-o", str(out)]) == 0
     written = sorted(p.name for p in out.iterdir())
-    assert written == ["accuracy.csv", "agreement.csv", "calibration.csv", "reliability.csv",
-                       "report.md", "verdicts.csv"]
+    assert written == [".confcal-manifest.json", "accuracy.csv", "agreement.csv",
+                       "calibration.csv", "reliability.csv", "report.md", "verdicts.csv"]
     accuracy = pd.read_csv(out / "accuracy.csv")
     expected = accuracy_table(judge_records(load_sample(), JUDGE), "verdict")
     pd.testing.assert_frame_equal(accuracy, expected, check_dtype=False)
@@ -56,7 +56,8 @@ def test_cli_records_file_with_breakdowns(tmp_path, capsys):
     assert accuracy[["by", "group", "correct", "undecided"]].values.tolist() == [
         ["overall", "all", 1, 1], ["domain", "laws", 0, 1], ["domain", "news", 1, 0]]
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
-        "accuracy.csv", "report.md", "verdicts.csv"]  # no human, no confidence
+        ".confcal-manifest.json", "accuracy.csv", "report.md",
+        "verdicts.csv"]  # no human, no confidence
 
 
 def test_cli_with_the_model_judge_over_http(tmp_path, local_http, capsys):

@@ -259,9 +259,22 @@ def test_integer_sample_weights_are_repeated_rows(seed, weights):
     (lambda t: compare_systems({"a": t, "b": t.assign(confidence=1.5)}, baseline="a"),
      r"tables\['b'\]: confidence must be finite and within \[0, 1\]"),
     (lambda t: compare_systems({"a": t, "b": t.assign(doc_id=None)}, baseline="a"),
-     r"tables\['b'\]: column doc_id must not be empty; found 3 empty, first on row 0"),
+     r"tables\['b'\]: column doc_id must not be empty; found 3 values breaking it, first "
+     r"on row 0 \(None\)"),
 ])
 def test_compare_systems_rejects_bad_input(call, message):
     t = frame([1, 2, 3], [1, 0, 1], [0.9, 0.2, 0.6])
     with pytest.raises(ValidationError, match=message):
         call(t)
+
+
+def test_an_empty_doc_id_is_located_alike_in_both_kinds_of_table():
+    # one rule for the plain (doc_id, correct, confidence) table and the entity table
+    t = frame([1, 2, 3], [1, 0, 1], [0.9, 0.2, 0.6]).astype({"doc_id": object})
+    t.loc[1, "doc_id"] = ""
+    with pytest.raises(ValidationError, match=r"^tables\['b'\]: column doc_id must not be "
+                                              r"empty; found 1 value breaking it, first on "
+                                              r"row 1 \(''\)$") as info:
+        compare_systems({"a": frame([1, 2, 3], [1, 0, 1], [0.9, 0.2, 0.6]), "b": t},
+                        baseline="a")
+    assert (info.value.index, info.value.field) == (1, "doc_id")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import shutil
@@ -294,8 +295,11 @@ def written(hostile_entities, tmp_path_factory) -> _render.WrittenReport:
 
 def test_report_folder_contents(written):
     names = sorted(p.name for p in written.directory.iterdir())
-    assert names == ["auroc_vs_woa.png", "ecarb_curve.png", "metrics.csv", "reliability.png",
-                     "report.html", "report.md"]
+    assert names == [".confcal-manifest.json", "auroc_vs_woa.png", "ecarb_curve.png",
+                     "metrics.csv", "reliability.png", "report.html", "report.md"]
+    manifest = json.loads((written.directory / ".confcal-manifest.json").read_text())
+    assert [e["path"] for e in manifest["entries"]] == names[1:]  # every file it wrote
+    assert manifest["what"] == "report"
     metrics = pd.read_csv(written.metrics)
     assert len(metrics) == 4 and "auroc_low" in metrics.columns
     pd.testing.assert_frame_equal(metrics, written.runs, check_dtype=False)
@@ -330,17 +334,31 @@ def test_report_html_is_self_contained(written):
 
 def test_existing_folders_are_replaced_only_when_they_hold_a_report(written, tmp_path):
     out = tmp_path / "report"
-    shutil.copytree(written.directory, out)
-    (out / "report.md").write_text("old")
+    shutil.copytree(written.directory, out)  # a report, manifest and all, moved elsewhere
     frame = _toy()
+    before = (out / "report.md").read_text()
     write_report(frame, out, n_resamples=0, n_bins=2, budgets=(0.5,))
-    assert (out / "report.md").read_text() != "old"
+    assert (out / "report.md").read_text() != before
     (out / "notes.txt").write_text("mine")
     with pytest.raises(ValidationError, match=r"must be new, empty or a previous confcal "
-                                              r"report; found 1 other entries, first "
-                                              r"'notes.txt'"):
+                                              r"report; found 1 entry it did not write, "
+                                              r"first 'notes.txt' \(not in its manifest"):
         write_report(frame, out, n_resamples=0, n_bins=2, budgets=(0.5,))
     assert (out / "notes.txt").read_text() == "mine"
+    (out / "notes.txt").unlink()
+    (out / "report.md").write_text("my edits")  # a report edited by hand is the user's
+    with pytest.raises(ValidationError, match=r"first 'report.md' \(changed since the run "
+                                              r"wrote it"):
+        write_report(frame, out, n_resamples=0, n_bins=2, budgets=(0.5,))
+    assert (out / "report.md").read_text() == "my edits"
+    (out / "metrics.csv").unlink()
+    (out / "metrics.csv").mkdir()  # a folder named like an output file: never deleted
+    (out / "metrics.csv" / "thesis.tex").write_text("years of work")
+    (out / "report.md").unlink()
+    with pytest.raises(ValidationError, match=r"first 'metrics.csv/' \(a folder where the "
+                                              r"run wrote a file\)"):
+        write_report(frame, out, n_resamples=0, n_bins=2, budgets=(0.5,))
+    assert (out / "metrics.csv" / "thesis.tex").read_text() == "years of work"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # no staging left
 
 

@@ -29,7 +29,7 @@ from confcal._files import read_json_object
 from confcal.cli import main
 from confcal.exceptions import ValidationError
 from confcal.scoring import _documents as documents
-from confcal.scoring import io, score_documents
+from confcal.scoring import io, score_documents, score_documents_iter
 from confcal.scoring._documents import _PredictionIndex, _records, paired_documents
 from confcal.scoring.comparators import Date, Number, Text
 from confcal.scoring.io import (
@@ -730,7 +730,7 @@ def test_a_csv_table_read_whole_is_bounded_by_rows_and_bytes(tmp_path, name):
     with pytest.raises(ValidationError, match=(
             rf"^{path}: an entity table read whole must have at most 4 rows "
             r"\(InputLimits.max_rows, --max-rows on the command line; confcal report --sketch "
-            r"streams .*\); found more than 4 lines after the header$")) as info:
+            r"streams .*\); found more than 4$")) as info:
         read_entities(path, limits=InputLimits(max_rows=4))
     assert info.value.source == str(path)
     assert len(read_entities(path, limits=InputLimits(max_decompressed_bytes=203))) == 5
@@ -741,6 +741,70 @@ def test_a_csv_table_read_whole_is_bounded_by_rows_and_bytes(tmp_path, name):
     assert sum(map(len, io.iter_entities(path, chunk_rows=2))) == 5
     with pytest.raises(ValidationError, match="at most 202 bytes"):
         list(io.iter_entities(path, limits=InputLimits(max_decompressed_bytes=202)))
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz"])
+def test_the_row_bound_counts_records_not_lines(tmp_path, name):
+    # the attack: the bound counted line breaks, so 5 rows whose quoted cells hold 3 line
+    # breaks each (20 lines after the header) were refused under max_rows=5 ("lines")
+    row = b'a,"Agency\nof\r\nmany\rlines",TP,True,0.5,1.0,1.0\r\n'
+    data = _HEADER + row * 5
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    read = read_entities(path, limits=InputLimits(max_rows=5))
+    assert len(read) == 5 and set(read["field"]) == {"Agency\nof\r\nmany\rlines"}
+    with pytest.raises(ValidationError, match=r"at most 4 rows .*; found more than 4$"):
+        read_entities(path, limits=InputLimits(max_rows=4))
+    assert len(read_entities(path, limits=InputLimits(max_rows=1 << 40))) == 5
+
+
+def _toy_tables(tmp_path: Path) -> list[Path]:
+    """A CSV table of 5 rows, a Parquet one of 5 and a CSV one of 1."""
+    frame = pd.DataFrame({"doc_id": list("abcde"), "field": ["Agency"] * 5,
+                          "outcome": ["TP"] * 5, "correct": [True] * 5,
+                          "confidence": [0.5] * 5, "similarity": [1.0] * 5,
+                          "weight": [1.0] * 5})
+    return [write_entities(frame.assign(model="m1"), tmp_path / "a.csv"),
+            write_entities(frame.assign(model="m2"), tmp_path / "b.parquet"),
+            write_entities(frame.assign(model="m3").iloc[:1], tmp_path / "c.csv")]
+
+
+def test_the_row_bound_holds_for_the_sum_of_the_tables(tmp_path):
+    # the attack: max_rows bounded each table, so k tables held k times the bound
+    paths = _toy_tables(tmp_path)
+    assert [len(t) for t in io.read_entity_tables(paths, limits=InputLimits(max_rows=11))
+            ] == [5, 5, 1]
+    rule = (r"the entity tables read together must have at most {} rows "
+            r"\(InputLimits.max_rows, --max-rows on the command line; confcal report --sketch "
+            r"streams tables of any length in bounded memory\); found {}$")
+    cases = [(10, paths[2], "10 in the 2 tables before it and more than 0 in it"),
+             (9, paths[1], "5 in the 1 table before it and 5 in it"),  # the footer's count
+             (4, paths[0], None)]
+    for limit, where, found in cases:
+        message = (rf"^{where}: an entity table read whole must have at most 4 rows"
+                   if found is None else rf"^{where}: " + rule.format(f"{limit:,}", found))
+        with pytest.raises(ValidationError, match=message) as info:
+            io.read_entity_tables(paths, limits=InputLimits(max_rows=limit))
+        assert info.value.source == str(where)
+    swapped = [paths[1], paths[0]]  # CSV after Parquet: refused by records read
+    with pytest.raises(ValidationError, match=rf"^{paths[0]}: .*found 5 in the 1 table "
+                                              r"before it and more than 4 in it$"):
+        io.read_entity_tables(swapped, limits=InputLimits(max_rows=9))
+    with pytest.raises(ValidationError, match="paths must be a non-empty sequence"):
+        io.read_entity_tables([])
+    with pytest.raises(ValidationError, match="paths must be a non-empty sequence"):
+        io.read_entity_tables(str(paths[0]))
+
+
+def test_the_report_bounds_the_rows_of_all_its_tables_together(tmp_path, capsys):
+    paths = [str(p) for p in _toy_tables(tmp_path)]
+    out = str(tmp_path / "r")
+    assert main(["report", *paths, "--n-resamples", "0", "--max-rows", "10", "-o", out]) == 1
+    err = capsys.readouterr().err
+    assert (f"{paths[2]}: the entity tables read together must have at most 10 rows" in err
+            and "--max-rows" in err and "found 10 in the 2 tables before it" in err)
+    assert not (tmp_path / "r").exists()
+    assert main(["report", *paths, "--n-resamples", "0", "--max-rows", "11", "-o", out]) == 0
 
 
 def test_a_parquet_table_is_bounded_by_its_footer_and_by_what_it_decodes(tmp_path):
@@ -817,4 +881,62 @@ def test_doc_ids_that_write_as_the_same_text_are_an_error(tmp_path, capsys):
     assert main(["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
                  "--pred", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.csv")]) == 1
     assert "found 1 at position 0 and '1' at position 1" in capsys.readouterr().err
+    assert not (tmp_path / "e.csv").exists()
+
+
+@pytest.mark.parametrize("first, second", [(1, "1"), ("1", 1), (1, np.int64(1)),
+                                           (2.5, "2.5")])
+def test_doc_ids_written_alike_are_an_error_chunks_apart(first, second):
+    # the attack: the rule held within one streamed chunk only, so a 1 and a "1" more
+    # than a chunk apart were scored as two documents and written as one
+    ids = [first, *(f"d{i}" for i in range(9)), second]  # 5 chunks of 2 apart
+    pairs = [(d, {"Agency": "A"}, {"Agency": "A"}) for d in ids]
+    if first == second and type(first) is not str:  # 1 and np.int64(1): the same id
+        message = r"^pairs must not repeat a doc id; found \S*1\)? at positions 0 and 10$"
+    else:
+        message = (rf"^pairs doc ids must stay distinct as text \(an entity table writes "
+                   rf"them so\); found {first!r} at position 0 and {second!r} at position "
+                   rf"10, both '{first}'$")
+    with pytest.raises(ValidationError, match=message) as info:
+        list(score_documents_iter(AGENCY, pairs, chunk_size=2))
+    assert info.value.index == 10
+    distinct = [(d, {}, None) for d in [1, "2", 3, "x", 11, "1.0", 1.5]]  # no two alike
+    assert sum(len(c.entities) for c in score_documents_iter(AGENCY, distinct,
+                                                                 chunk_size=2)) == 7
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(ids=st.lists(st.sampled_from([0, 1, 2, "0", "1", "2", "a", 1.5, "1.5"]),
+                    min_size=1, max_size=12, unique_by=lambda d: (type(d), d)),
+       chunk_size=st.integers(1, 4))
+def test_streamed_doc_ids_are_checked_as_the_whole_input_is(ids, chunk_size):
+    # any chunk size gives the in-memory scorer's verdict on the same ids
+    truths = [(d, {"Agency": "A"}) for d in ids]
+    try:
+        score_documents(AGENCY, truths, [])
+        whole = None
+    except ValidationError as exc:
+        whole = str(exc).replace("truths", "pairs", 1)
+    try:
+        list(score_documents_iter(AGENCY, [(d, t, None) for d, t in truths],
+                                     chunk_size=chunk_size))
+        streamed = None
+    except ValidationError as exc:
+        streamed = str(exc)
+    assert streamed == whole
+    texts = [str(d) for d in ids]
+    assert (whole is None) == (len(set(texts)) == len(texts))
+
+
+def test_score_refuses_doc_ids_written_alike_in_far_apart_chunks(tmp_path, capsys,
+                                                                monkeypatch):
+    from confcal.cli import _main as cli_main
+
+    monkeypatch.setattr(cli_main, "_STREAM_CHUNK", 2)
+    records = [(1, {"Agency": "A"}), *((f"d{i}", {"Agency": "A"}) for i in range(7)),
+               ("1", {"Agency": "B"})]
+    _jsonl(tmp_path / "t.jsonl", *records)
+    assert main(["score", "--schema", "fcc-invoice", "--truth", str(tmp_path / "t.jsonl"),
+                 "--pred", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.csv")]) == 1
+    assert "found 1 at position 0 and '1' at position 8, both '1'" in capsys.readouterr().err
     assert not (tmp_path / "e.csv").exists()

@@ -292,7 +292,8 @@ def test_cli_report_sketch(tmp_path: Path, demo_entities: pd.DataFrame, capsys: 
     out = tmp_path / "report"
     assert cli.main(["report", *paths, "--by", "model,tier", "--sketch", "--n-resamples", "0",
                      "-o", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["metrics.csv", "report.md"]
+    assert sorted(p.name for p in out.iterdir()) == [".confcal-manifest.json", "metrics.csv",
+                                                     "report.md"]
     # groups come in order of first appearance: here tier by tier, as the files were given
     got = pd.read_csv(out / "metrics.csv").sort_values(["model", "tier"], ignore_index=True)
     want = compare_runs(demo_entities, by=["model", "tier"], budgets=(0.1, 0.3)

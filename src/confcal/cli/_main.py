@@ -279,8 +279,9 @@ def _parser() -> argparse.ArgumentParser:
         "input limits", "a table beyond one fails with the file and the limit instead of "
                         "exhausting memory; raise a limit for a real table beyond it")
     report_limits.add_argument("--max-rows", type=int_at_least(1), default=10**7, metavar="N",
-                               help="most rows of a table read whole (default 1e7 as "
-                                    "10000000; --sketch streams any number)")
+                               help="most rows of the tables read whole, all of them "
+                                    "together (default 1e7 as 10000000; --sketch streams "
+                                    "any number)")
     report_limits.add_argument("--max-decompressed-bytes", type=_size, default=4 << 30,
                                metavar="N", help="most bytes of CSV text (after "
                                                  "decompression) or decoded Parquet columns "
@@ -626,7 +627,7 @@ def _report_sketched(args: argparse.Namespace, console: _Console) -> int:
 def _report(args: argparse.Namespace, console: _Console) -> int:
     import pandas as pd
 
-    from ..scoring.io import InputLimits, read_entities
+    from ..scoring.io import InputLimits, read_entity_tables
 
     if args.sketch:
         return _report_sketched(args, console)
@@ -640,7 +641,7 @@ def _report(args: argparse.Namespace, console: _Console) -> int:
 
     limits = InputLimits(max_rows=args.max_rows,
                          max_decompressed_bytes=args.max_decompressed_bytes)
-    tables = [read_entities(path, limits=limits) for path in args.entities]
+    tables = read_entity_tables(args.entities, limits=limits)  # --max-rows bounds the sum
     entities = tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
     check_unique_entities(entities, name="the entity tables",
                           sources=[(str(p), len(t)) for p, t in zip(args.entities, tables,

@@ -523,7 +523,9 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
         ``<n>_qa.jsonl`` (read by :func:`confcal.qa.docqa.load_docbench`).
     out : path
         The output folder (:data:`RUN_FILES` and DocBench's results, below); it must be
-        new, empty or a previous output of this run, which it replaces whole.
+        new, empty or a previous ``qa run`` output holding only what it wrote (listed in
+        its manifest ``.confcal-manifest.json``, unchanged), which it replaces whole;
+        anything else in it is an error naming the entry, and nothing is removed.
     context_tokens : int
         The model's context window in tokens (prompt and answer).
     cache_dir : path, optional
@@ -631,8 +633,7 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
     questions, pdfs = _questions(root, domains)
     doc_ids = list(dict.fromkeys(q.doc_id for q in questions))
     eval_name = f"{name}_eval_input.jsonl"
-    known = {*RUN_FILES, eval_name, *(f"{d}/" for d in doc_ids)}  # "/": a folder
-    check_destination(out, known, "qa run output")
+    check_destination(out, "qa run output")
     usable = math.floor(context_tokens * (1.0 - margin)) - max_tokens - _CHAT_OVERHEAD \
         - tokens(system_prompt)
     fitted = {doc_id: _fit_for_longest_question(
@@ -659,7 +660,7 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
                         unit="question", user="confcal.extras.docbench", extra="models")
     answers, failed, tally = _ask(client, requests, keys, list(first.values()), cache,
                                   concurrency=concurrency, bar=bar)
-    return _write(out, known, client, name, root, questions, requests, keys, first, answers,
+    return _write(out, client, name, root, questions, requests, keys, first, answers,
                   failed, fitted, pdfs, tally, tokens=tokens,
                   settings={"context_tokens": context_tokens, "max_tokens": max_tokens,
                             "margin": margin, "concurrency": concurrency,
@@ -750,7 +751,7 @@ def _ask(client: ChatClient, requests: list[ChatRequest], keys: list[str], todo:
     return answers, failed, tally
 
 
-def _write(out: Path, known: set[str], client: Any, name: str, root: Path,
+def _write(out: Path, client: Any, name: str, root: Path,
            questions: list[_Question], requests: list[ChatRequest], keys: list[str],
            first: dict[str, int], answers: dict[int, ChatResponse], failed: dict[int, str],
            fitted: dict[str, Any], pdfs: dict[str, Path], tally: dict[str, int], *,
@@ -801,7 +802,7 @@ def _write(out: Path, known: set[str], client: Any, name: str, root: Path,
                "provider": str(client.provider), "model": str(client.model),
                "folder": str(root), **settings, "counts": counts,
                "documents": {d: dict(v) for d, v in documents.items()}}
-    with staged_folder(out, known, "qa run output") as staging:
+    with staged_folder(out, "qa run output") as staging:
         (staging / "records.jsonl").write_text(_jsonl(records), encoding="utf-8")
         (staging / "failures.jsonl").write_text(_jsonl(failures), encoding="utf-8")
         (staging / eval_name).write_text(_jsonl(eval_rows), encoding="utf-8")

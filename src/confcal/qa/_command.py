@@ -273,7 +273,7 @@ def _write_all(out: Path, files: dict[str, str]) -> None:
     unknown = sorted(set(files) - set(QA_FILES))
     if unknown:  # a programming error, not a user's: every file must be a known output
         raise AssertionError(f"unlisted qa outputs {unknown}")
-    with staged_folder(out, QA_FILES, "qa output") as staging:
+    with staged_folder(out, "qa output") as staging:
         for name, text in files.items():
             (staging / name).write_text(text, encoding="utf-8", newline="\n")
 
@@ -593,7 +593,7 @@ def run_qa(args: argparse.Namespace) -> int:
     try:
         from .._files import check_destination
 
-        check_destination(Path(args.out), QA_FILES, "qa output")  # before any judging
+        check_destination(Path(args.out), "qa output")  # before any judging
         return _qa(args)
     except KeyboardInterrupt:
         kept = ("" if getattr(args, "cache_dir", None) is None

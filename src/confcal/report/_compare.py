@@ -34,6 +34,7 @@ from .._validation import (
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS
 from ..metrics.bootstrap import SystemMetrics, paired_resamples
+from ..scoring._tables import check_doc_ids
 from ..scoring.io import REQUIRED_ENTITY_COLUMNS, check_entities
 from ._runs import MIN_INTERVAL_DOCUMENTS, ExtractionSums, SmallSampleWarning
 
@@ -93,12 +94,7 @@ def _read(name: Hashable, table: Any) -> _System:
             if len(table) == 0:
                 raise ValidationError(f"{label} must have at least one row; found 0")
             frame = table.reset_index(drop=True)
-            doc_id = frame["doc_id"].to_numpy(dtype=object)
-            bad = np.fromiter((is_missing(v) for v in doc_id), dtype=bool, count=len(doc_id))
-            if bad.any():
-                first = int(np.flatnonzero(bad)[0])
-                raise ValidationError(f"{label}: column doc_id must not be empty; found "
-                                      f"{int(bad.sum())} empty, first on row {first}")
+            check_doc_ids(frame["doc_id"], label)
             confidence = check_confidence(frame["confidence"].to_numpy(), "confidence")
             has = np.ones(len(frame), dtype=bool)
         correct = check_correct(frame["correct"].to_numpy()[has], "correct")

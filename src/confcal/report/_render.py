@@ -36,8 +36,6 @@ from ._runs import MIN_INTERVAL_DOCUMENTS, check_by, compare_runs
 __all__ = ["WrittenReport", "format_differences", "format_runs", "to_html", "to_markdown",
            "write_report"]
 
-_REPORT_FILES = ("report.html", "report.md", "metrics.csv", "reliability.png",
-                 "auroc_vs_woa.png", "ecarb_curve.png")
 _MAX_PANELS = 24  # reliability panels in one figure; more groups are named, not drawn
 _MAX_CURVES = 10  # ECARB curves per panel (tab10 colours stay distinguishable)
 _DRAWN_BINS = 10  # uniform bins of the reliability panels (the usual diagram)
@@ -623,13 +621,13 @@ def _markdown_page(title: str, notes: Sequence[str], summary: str,
 
 def check_destination(out: Path) -> None:
     """A report may go to a new folder, an empty one, or replace a previous report."""
-    _check_folder(out, _REPORT_FILES, "report")
+    _check_folder(out, "report")
 
 
 def staged_report(out: Path) -> AbstractContextManager[Path]:
     """A staging folder for a report, moved onto ``out`` (replacing only a previous
     report) when the block succeeds and removed when it fails."""
-    return staged_folder(out, _REPORT_FILES, "report")
+    return staged_folder(out, "report")
 
 
 def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
@@ -650,7 +648,9 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     out_dir : path-like
         The report folder. It is written under a temporary name beside it and renamed into
         place at the end; an existing folder is replaced only if it is empty or holds
-        nothing but a previous report's files.
+        nothing but what a previous report wrote, as its manifest
+        (``.confcal-manifest.json``) lists it; anything else is an error naming the entry,
+        and nothing is removed.
     by, budgets, n_bins, n_resamples, confidence_level, seed
         As in :func:`compare_runs` (here ``n_resamples`` defaults to 1000 bootstrap
         resamples).
@@ -701,10 +701,12 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     (figures by relative path), ``metrics.csv`` (the :func:`compare_runs` table, full
     precision; text cells a spreadsheet would run as a formula start with ``'``, see
     :mod:`confcal._markdown`) and ``reliability.png``, ``auroc_vs_woa.png``,
-    ``ecarb_curve.png``. The reliability panels draw 10 uniform bins (hiding those with
-    fewer than ``min_count`` predictions), so each panel's title names both ECEs side by
-    side: the table's (``n_bins`` equal-mass bins) and that of the bins drawn. When ``by``
-    has several columns a second table pools the runs by the first one. Every value from
+    ``ecarb_curve.png``, and ``.confcal-manifest.json`` listing them (with sizes and
+    SHA-256), the entries a later report into the folder may replace. The reliability
+    panels draw 10 uniform bins (hiding those with fewer than ``min_count`` predictions),
+    so each panel's title names both ECEs side by side: the table's (``n_bins``
+    equal-mass bins) and that of the bins drawn. When ``by`` has several columns a second
+    table pools the runs by the first one. Every value from
     the entity table is escaped (HTML; Markdown and HTML in ``report.md``). Intervals of a
     run with fewer than 30 documents get a :class:`SmallSampleWarning` and a note at the
     top of the report. Needs matplotlib (the ``plot`` or ``cli`` extra).
@@ -718,8 +720,8 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     ...     written = write_report(entities, pathlib.Path(tmp) / "report", by="model",
     ...                            n_resamples=0)
     ...     sorted(p.name for p in written.directory.iterdir())
-    ['auroc_vs_woa.png', 'ecarb_curve.png', 'metrics.csv', 'reliability.png', 'report.html',
-    'report.md']
+    ['.confcal-manifest.json', 'auroc_vs_woa.png', 'ecarb_curve.png', 'metrics.csv',
+    'reliability.png', 'report.html', 'report.md']
     """
     say = status or (lambda message: None)
     frame = check_entities(entities)

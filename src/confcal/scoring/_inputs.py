@@ -2,6 +2,7 @@
 
 Private module of :mod:`confcal.scoring`: :func:`doc_pairs` turns a mapping or an iterable
 of ``(doc_id, document)`` pairs into pairs with unique, hashable, present ids;
+:func:`check_distinct_text` refuses two ids an entity table would write alike;
 :func:`metadata_columns` turns ``metadata=`` into one column per key; :func:`doc_label`
 is how every scoring message names a document; :class:`NameCheck` checks predicted keys
 against the schema's names; :func:`case_hint` says when a doc id differs from a truth id
@@ -45,7 +46,7 @@ def doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
                 )
             pairs.append((element[0], element[1]))
     first_at: dict[Any, int] = {}
-    written: dict[str, tuple[Any, int]] = {}  # the text a doc id is written as, its first id
+    not_text: dict[str, tuple[Any, int]] = {}  # the text of a non-string id: the id, where
     for i, (doc_id, _) in enumerate(pairs):
         try:
             hash(doc_id)
@@ -62,16 +63,38 @@ def doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
                 f"{name} must not repeat a doc id; found {doc_id!r} at positions "
                 f"{first_at[doc_id]} and {i}", doc_id=doc_id, index=i
             )
+        check_distinct_text(doc_id, i, first_at, not_text, name)
         first_at[doc_id] = i
-        # an entity table writes doc ids as text: 1 and "1" would be scored as two
-        # documents and written as one
-        other, j = written.setdefault(str(doc_id), (doc_id, i))
-        if j != i:
-            raise ValidationError(
-                f"{name} doc ids must stay distinct as text (an entity table writes them "
-                f"so); found {other!r} at position {j} and {doc_id!r} at position {i}, both "
-                f"{str(doc_id)!r}", doc_id=doc_id, index=i)
     return pairs
+
+
+def check_distinct_text(doc_id: Any, position: int, first_at: Mapping[Any, int],
+                        not_text: dict[str, tuple[Any, int]], name: str) -> None:
+    """Refuse a doc id written as the same text as an earlier, different one.
+
+    An entity table writes doc ids as text, so ``1`` and ``"1"`` would be scored as two
+    documents and written as one. ``first_at`` maps every earlier id to its position (a
+    repeat of the same id is the caller's error, checked first); ``not_text`` maps the
+    text of every earlier id that is no string to that id and its position, and gains
+    ``doc_id``'s. A string id is its own text, so only the ids that are not strings cost
+    memory beyond ``first_at``: the check holds over a whole stream at a few dozen bytes
+    per such id.
+    """
+    text = str(doc_id)
+    if isinstance(doc_id, str):
+        earlier = not_text.get(text)
+    elif text in first_at:  # an earlier string id spelled as this id's text
+        earlier = (text, first_at[text])
+    else:
+        earlier = not_text.setdefault(text, (doc_id, position))
+        if earlier[1] == position:
+            return
+    if earlier is not None:
+        other, j = earlier
+        raise ValidationError(
+            f"{name} doc ids must stay distinct as text (an entity table writes them "
+            f"so); found {other!r} at position {j} and {doc_id!r} at position {position}, "
+            f"both {text!r}", doc_id=doc_id, index=position)
 
 
 def metadata_columns(

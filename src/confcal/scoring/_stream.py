@@ -9,6 +9,7 @@ import numpy as np
 
 from .._validation import InputLimits, check_limits, is_missing
 from ..exceptions import ValidationError
+from ._inputs import check_distinct_text
 from ._result import ExtractionResult
 from ._scoring import score_documents
 from .schema import Schema
@@ -82,9 +83,11 @@ def score_documents_iter(
 
     Notes
     -----
-    Repeated doc ids are detected across chunks with a set of the ids seen so far (and
-    their positions): memory grows with the number of documents at roughly 100 bytes per
-    short string id, against the kilobytes a scored document's rows take. Everything else
+    Repeated doc ids, and two ids written as the same text (``1`` and ``"1"``: an entity
+    table writes ids as text), are detected across chunks with a set of the ids seen so
+    far (and their positions): memory grows with the number of documents at roughly 100
+    bytes per short string id (twice that for an id that is no string), against the
+    kilobytes a scored document's rows take. Everything else
     is per chunk. The concatenation of the chunks' entity tables equals the entity table of
     :func:`score_documents` on the same documents (with a fresh index per chunk).
 
@@ -137,6 +140,7 @@ def _score_stream(
     # A generator behind a plain function: argument errors are raised at the call, not at
     # the first next().
     first_at: dict[Any, int] = {}
+    not_text: dict[str, tuple[Any, int]] = {}  # over the whole stream, not one chunk
     meta_used = 0
 
     def flush(chunk: list[tuple[Any, Any, Any]]) -> ExtractionResult:
@@ -187,6 +191,7 @@ def _score_stream(
             raise ValidationError(
                 f"pairs doc ids must not be missing; found {doc_id!r} at position {position}",
                 index=position)
+        check_distinct_text(doc_id, position, first_at, not_text, "pairs")
         first_at[doc_id] = position
         chunk.append((doc_id, element[1], element[2]))
         if len(chunk) == chunk_size:

@@ -51,9 +51,11 @@ __all__ = [
     "REQUIRED_ENTITY_COLUMNS",
     "ChunkWriter",
     "as_written",
+    "check_doc_ids",
     "check_entities",
     "iter_entities",
     "read_entities",
+    "read_entity_tables",
     "value_from_json",
     "value_to_json",
     "write_entities",
@@ -457,7 +459,8 @@ def read_entities(path: str | os.PathLike[str], *,
     line (CSV, counting the header as line 1) or row (Parquet, 0-based), in the message
     and in the ``source`` and ``line`` (CSV) or ``index`` (Parquet) attributes.
 
-    The table is bounded before it is held: at most ``limits.max_rows`` rows and
+    The table is bounded before it is held: at most ``limits.max_rows`` rows (records: a
+    quoted CSV cell of several lines is one row) and
     ``limits.max_decompressed_bytes`` of CSV text (after decompression) or of decoded
     Parquet columns; a table beyond either is an error naming the file and the limit.
 
@@ -494,18 +497,111 @@ def read_entities(path: str | os.PathLike[str], *,
     confcal.exceptions.ValidationError: .../entities.csv: column confidence must be empty or within
     [0, 1]; found 1 value breaking it, first on line 3 (1.5)
     """
-    path, suffix = _existing_entity_table(path)
     checked = check_limits(limits)
+    limit = checked.max_rows
+    return _read_bounded(path, checked, limit,
+                         lambda where, found: _rows_error(where, limit, found))
+
+
+def read_entity_tables(paths: Sequence[str | os.PathLike[str]], *,
+                       limits: InputLimits | None = None) -> list[pd.DataFrame]:
+    """Read several entity tables, bounded together: ``limits.max_rows`` bounds the sum.
+
+    Each table is read and checked as :func:`read_entities` reads it (the byte bound is
+    each table's), one after the other, each allowed only the rows the tables before it
+    left: the rows held never exceed ``limits.max_rows`` however many tables are given.
+
+    Parameters
+    ----------
+    paths : sequence of path-like
+        ``.parquet``, ``.csv`` or ``.csv.gz`` tables (at least one).
+    limits : InputLimits, optional
+        The bounds (default :class:`~confcal.scoring.io.InputLimits()`).
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        One per path, in order.
+
+    Raises
+    ------
+    ValidationError
+        ``<path>: the entity tables read together must have at most N rows
+        (InputLimits.max_rows, --max-rows on the command line; ...); found R in the K
+        tables before it and more than M in it``, naming the table that crossed the bound;
+        every error of :func:`read_entities`.
+
+    See Also
+    --------
+    read_entities : one table.
+    iter_entities : one table in chunks, rows unbounded.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> paths = [tmp / "a.csv", tmp / "b.csv"]
+    >>> for path in paths:
+    ...     _ = path.write_text("doc_id,field,outcome,correct,confidence,similarity,weight\\n"
+    ...                         "inv-1,Agency,TP,True,0.9,1.0,1.0\\n"
+    ...                         "inv-2,Agency,TP,True,0.8,1.0,1.0\\n")
+    >>> [len(t) for t in read_entity_tables(paths)]
+    [2, 2]
+    >>> read_entity_tables(paths, limits=InputLimits(max_rows=3))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    confcal.exceptions.ValidationError: .../b.csv: the entity tables read together must have at
+    most 3 rows (InputLimits.max_rows, --max-rows on the command line; confcal report --sketch
+    streams tables of any length in bounded memory); found 2 in the 1 table before it and more
+    than 1 in it
+    """
+    if isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Sequence) \
+            or not paths:
+        raise ValidationError(f"paths must be a non-empty sequence of entity table paths; "
+                              f"found {paths!r:.80}")
+    checked = check_limits(limits)
+    limit, held = checked.max_rows, 0
+    tables: list[pd.DataFrame] = []
+    for path in paths:
+        before, k = held, len(tables)
+
+        def too_many(where: Path, found: str, before: int = before, k: int = k
+                     ) -> ValidationError:
+            if not k:
+                return _rows_error(where, limit, found)
+            return ValidationError(
+                f"{where}: the entity tables read together must have at most {limit:,} rows "
+                f"(InputLimits.max_rows, --max-rows on the command line; confcal report "
+                f"--sketch streams tables of any length in bounded memory); found {before:,} "
+                f"in the {k} table{'s' if k > 1 else ''} before it and {found} in it",
+                source=where)
+
+        if limit - held < 1:
+            raise too_many(Path(path), "more than 0")
+        tables.append(_read_bounded(path, checked, limit - held, too_many))
+        held += len(tables[-1])
+    return tables
+
+
+def _read_bounded(path: str | os.PathLike[str], limits: InputLimits, max_rows: int,
+                  too_many: Callable[[Path, str], ValidationError]) -> pd.DataFrame:
+    """:func:`read_entities` with at most ``max_rows`` rows, counted as records (a
+    quoted cell of several lines is one), ``too_many(path, found)`` the error beyond."""
+    path, suffix = _existing_entity_table(path)
     with _reading(path, suffix):
         if suffix == ".parquet":
-            frame = _read_parquet(path, checked)
+            frame = _read_parquet(path, limits, max_rows, too_many)
             row, offset = "row", 0
         else:
             # only an empty cell is missing: the texts "NA", "None" or "null" are values
-            _check_header(path, checked)
-            with _BoundedText(path, checked, max_rows=checked.max_rows) as fh:
+            _check_header(path, limits)
+            with _BoundedText(path, limits) as fh:
+                # the parser stops after max_rows + 1 records: the bound is on records
+                # (what pandas holds), and the rows beyond are never read
                 frame = pd.read_csv(fh, dtype=_TEXT_COLUMNS, keep_default_na=False,
-                                    na_values=[""])
+                                    na_values=[""], nrows=max_rows + 1)
+            if len(frame) > max_rows:
+                raise too_many(path, f"more than {max_rows:,}")
             row, offset = "line", 2
         return _checked(frame, str(path), row, offset)
 
@@ -515,7 +611,7 @@ def _check_header(path: Path, limits: InputLimits) -> None:
     ``confidence`` to ``confidence.1``, which a report then takes for a run column."""
     import csv
 
-    with _BoundedText(path, limits, max_rows=None) as raw, \
+    with _BoundedText(path, limits) as raw, \
             io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", newline="") as text:
         try:
             header = next(csv.reader(text), [])
@@ -547,16 +643,14 @@ def _bytes_error(path: Path, limit: int, what: str, found: str) -> ValidationErr
 
 class _BoundedText(io.RawIOBase):
     """A CSV table's bytes (decompressed, for ``.csv.gz``) as pandas reads them, refused
-    past ``limits.max_decompressed_bytes`` or, when ``max_rows`` is given, past that many
-    lines after the header (a line break inside a quoted cell counts too: lines bound
-    rows from above), before the rows beyond are held."""
+    past ``limits.max_decompressed_bytes`` before the bytes beyond are held."""
 
-    def __init__(self, path: Path, limits: InputLimits, *, max_rows: int | None) -> None:
+    def __init__(self, path: Path, limits: InputLimits) -> None:
         super().__init__()
-        self._path, self._max_bytes, self._max_rows = path, limits.max_decompressed_bytes, max_rows
+        self._path, self._max_bytes = path, limits.max_decompressed_bytes
         self._raw: Any = gzip.open(path, "rb") if path.name.endswith(".gz") \
             else open(path, "rb")  # noqa: SIM115 - closed with this reader
-        self._bytes = self._lines = 0
+        self._bytes = 0
 
     def readable(self) -> bool:
         return True
@@ -568,11 +662,6 @@ class _BoundedText(io.RawIOBase):
             what = "of text after decompression" if self._path.name.endswith(".gz") \
                 else "of text"
             raise _bytes_error(self._path, self._max_bytes, what, "more")
-        if self._max_rows is not None:
-            self._lines += memoryview(buffer)[:n].tobytes().count(b"\n")
-            if self._lines > self._max_rows + 1:  # the header's line break, then the rows'
-                raise _rows_error(self._path, self._max_rows,
-                                  f"more than {self._max_rows:,} lines after the header")
         return int(n)
 
     def close(self) -> None:
@@ -580,32 +669,38 @@ class _BoundedText(io.RawIOBase):
         super().close()
 
 
-def _parquet_bounds(parquet: Any, path: Path, limits: InputLimits, *, whole: bool) -> None:
-    """A Parquet table's declared rows and decoded size within the limits (read from its
-    footer, before any column is decoded)."""
+def _parquet_bounds(parquet: Any, path: Path, limits: InputLimits,
+                    rows: tuple[int, Callable[[Path, str], ValidationError]] | None) -> None:
+    """A Parquet table's declared rows (``rows``: the bound and its error, None for no
+    bound) and decoded size within the limits (read from its footer, before any column
+    is decoded)."""
     meta = parquet.metadata
-    if whole and meta.num_rows > limits.max_rows:
-        raise _rows_error(path, limits.max_rows, f"{meta.num_rows:,}")
+    if rows is not None and meta.num_rows > rows[0]:
+        raise rows[1](path, f"{meta.num_rows:,}")
     size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     if size > limits.max_decompressed_bytes:
         raise _bytes_error(path, limits.max_decompressed_bytes, "of decoded columns",
                            f"{size:,} (its footer)")
 
 
-def _read_parquet(path: Path, limits: InputLimits) -> pd.DataFrame:
+def _read_parquet(path: Path, limits: InputLimits, max_rows: int,
+                  too_many: Callable[[Path, str], ValidationError]) -> pd.DataFrame:
     """A whole Parquet table, bounded by its footer and then by the bytes decoded (a footer
     can understate them), with the table's signature."""
     pq = _parquet_module(path)
     import pyarrow as pa
 
     parquet = pq.ParquetFile(path)
-    _parquet_bounds(parquet, path, limits, whole=True)
-    batches, held = [], 0
+    _parquet_bounds(parquet, path, limits, (max_rows, too_many))
+    batches, held, n_rows = [], 0, 0
     for batch in parquet.iter_batches(batch_size=65_536):
         held += batch.nbytes
+        n_rows += batch.num_rows
         if held > limits.max_decompressed_bytes:
             raise _bytes_error(path, limits.max_decompressed_bytes, "of decoded columns",
                                "more")
+        if n_rows > max_rows:  # a footer can understate its rows too
+            raise too_many(path, f"more than {max_rows:,}")
         batches.append(batch)
     frame = pa.Table.from_batches(batches, schema=parquet.schema_arrow).to_pandas()
     signature = _parquet_signature(parquet)
@@ -675,7 +770,7 @@ def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None
             chunks, row, seen = _parquet_chunks(path, wanted, chunk_rows, checked), "row", 0
         else:
             _check_header(path, checked)
-            fh = stack.enter_context(_BoundedText(path, checked, max_rows=None))
+            fh = stack.enter_context(_BoundedText(path, checked))
             chunks = pd.read_csv(fh, dtype=_TEXT_COLUMNS, keep_default_na=False, na_values=[""],
                                  usecols=(lambda c: c in wanted) if wanted else None,
                                  chunksize=chunk_rows)
@@ -710,7 +805,7 @@ def _parquet_chunks(path: Path, wanted: list[str] | None, chunk_rows: int,
     if absent:
         raise ValidationError(f"{path} must have the columns {wanted}; found {len(absent)} "
                               f"missing: {absent}", source=path)
-    _parquet_bounds(parquet, path, limits, whole=False)
+    _parquet_bounds(parquet, path, limits, None)
     signature = _parquet_signature(parquet)
     decoded = 0
     for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
@@ -785,6 +880,18 @@ def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:
         value = value.item()
     noun = "value" if bad.size == 1 else "values"
     return f"found {bad.size} {noun} breaking it, first on {row} {int(bad[0]) + offset} ({value!r})"
+
+
+def check_doc_ids(doc_id: Any, name: str, *, row: str = "row", offset: int = 0) -> None:
+    """Refuse a table's ``doc_id`` column holding a missing value (None, NaN, ``""``, ...):
+    every row belongs to a document. The error names the table, the count and the first
+    row (``row`` ``"line"`` and ``offset`` 2 number CSV lines) and carries its location."""
+    values = np.asarray(doc_id, dtype=object)
+    bad = np.fromiter((is_missing(v) for v in values), dtype=bool, count=len(values))
+    if bad.any():
+        raise ValidationError(
+            f"{name}: column doc_id must not be empty; {_first(bad, values, row, offset)}",
+            **_first_at(bad, row, offset, "doc_id"))
 
 
 def _first_at(mask: np.ndarray, row: str, offset: int, column: str) -> dict[str, Any]:
@@ -895,12 +1002,7 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
     if len(entities) == 0:
         raise ValidationError(f"{name} must have at least one row; found 0")
     frame = entities.reset_index(drop=True)
-    doc_id = frame["doc_id"].to_numpy(dtype=object)
-    bad = np.fromiter((is_missing(v) for v in doc_id), dtype=bool, count=len(doc_id))
-    if bad.any():
-        raise ValidationError(
-            f"{name}: column doc_id must not be empty; {_first(bad, doc_id, row, offset)}",
-            **_first_at(bad, row, offset, "doc_id"))
+    check_doc_ids(frame["doc_id"], name, row=row, offset=offset)
     outcome = frame["outcome"].astype(object).to_numpy()
     bad = ~np.isin(outcome, np.array(OUTCOMES, dtype=object))
     if bad.any():

@@ -28,6 +28,7 @@ from ._tables import (
     check_entities,
     iter_entities,
     read_entities,
+    read_entity_tables,
     write_entities,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "iter_entities",
     "read_documents",
     "read_entities",
+    "read_entity_tables",
     "write_entities",
 ]
 

@@ -66,7 +66,7 @@ threads do meanwhile. The ink is printed onto the paper with a ``"min"`` blend
 
 from __future__ import annotations
 
-from ._corpus import degrade_corpus
+from ._corpus import TOOL_PACKAGES, degrade_corpus, tool_versions
 from ._degrade import BASE_BLEND, degrade, make_pipeline
 from ._envelope import ENVELOPE, ENVELOPE_RULES, LIMITS, EnvelopeError, OCRSafeEnvelope
 from ._registry import PIPELINES
@@ -83,6 +83,7 @@ __all__ = [
     "PIPELINES",
     "ENVELOPE_RULES",
     "SEVERITIES",
+    "TOOL_PACKAGES",
     "EnvelopeError",
     "InvoiceLayout",
     "OCRSafeEnvelope",
@@ -92,4 +93,5 @@ __all__ = [
     "invoice_lines",
     "make_pipeline",
     "render_invoice",
+    "tool_versions",
 ]

@@ -23,7 +23,7 @@ from ._specs import EXTRA, PipelineSpec, check_name, require_augment
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["degrade_corpus"]
+__all__ = ["TOOL_PACKAGES", "degrade_corpus", "tool_versions"]
 
 
 def _variant_seed(seed: int, doc_id: str, pipeline: str) -> int:
@@ -253,6 +253,47 @@ def _version(package: str) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
+
+
+TOOL_PACKAGES = ("augraphy", "opencv-python-headless", "pillow", "numpy", "matplotlib")
+"""The packages whose versions decide a degraded page's pixels and its OCR words."""
+
+
+def tool_versions() -> dict[str, str]:
+    """The versions of the tools that make a degraded page and read it back.
+
+    The Tesseract program's (through pytesseract) and those of :data:`TOOL_PACKAGES`; a
+    tool that is not installed is ``"absent"``. The same versions give the same pixels
+    and the same words, so a measurement or a corpus records them and compares them
+    before it trusts an earlier result.
+
+    Returns
+    -------
+    dict
+        ``{"tesseract": "5.3.0", "augraphy": "8.2.6", ...}``: the program first, then the
+        packages in the order of :data:`TOOL_PACKAGES`.
+
+    See Also
+    --------
+    degrade : the pixels these versions decide.
+    degrade_corpus : records the Augraphy and OpenCV versions beside each variant.
+
+    Examples
+    --------
+    >>> list(tool_versions())
+    ['tesseract', 'augraphy', 'opencv-python-headless', 'pillow', 'numpy', 'matplotlib']
+    >>> import numpy
+    >>> tool_versions()["numpy"] == numpy.__version__
+    True
+    """
+    try:
+        import pytesseract
+
+        tesseract = str(pytesseract.get_tesseract_version())
+    except (ImportError, OSError, RuntimeError):  # no pytesseract, or no program
+        tesseract = "absent"
+    return {"tesseract": tesseract,
+            **{package: _version(package) or "absent" for package in TOOL_PACKAGES}}
 
 
 def _reusable(meta_path: Path, image_path: Path, meta: dict[str, Any]) -> bool:
