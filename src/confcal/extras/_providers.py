@@ -260,7 +260,8 @@ class _Silent:
 @functools.cache
 def _quiet_pool(pool: type) -> type:
     """``pool`` (a urllib3 connection pool class) making connections that never print."""
-    connection = type(f"Quiet{pool.ConnectionCls.__name__}", (_Silent, pool.ConnectionCls), {})
+    base: type = getattr(pool, "ConnectionCls")  # noqa: B009 - a class attribute of urllib3's
+    connection = type(f"Quiet{base.__name__}", (_Silent, base), {})
     return type(f"Quiet{pool.__name__}", (pool,), {"ConnectionCls": connection})
 
 
