@@ -437,3 +437,35 @@ def test_bedrock_refuses_a_botocore_whose_connections_it_cannot_quiet(monkeypatc
     with pytest.raises(ModelCallError, match="cannot stop them printing the session token"):
         client.complete(ChatRequest("s", "t"))
     assert client._client is None  # never used half-made
+
+
+@pytest.mark.parametrize("form", ["plain", *_aws_forms("x")])
+def test_botocore_debug_records_of_an_echoing_answer_hold_no_credential(monkeypatch, caplog,
+                                                                       form):
+    # botocore.parsers quotes every answer's body at DEBUG: a server echoing the session
+    # token (as hex, split, fullwidth) put it in the log in the clear
+    aws_credentials(monkeypatch)
+
+    def written(secret: str) -> str:
+        return secret if form == "plain" else _aws_forms(secret)[form]
+
+    echo = {"message": "; ".join(written(s) for s in (TOKEN, SECRET))}
+    with ChatServer([Reply(status=403, json=echo,
+                           headers={"x-amzn-ErrorType": "AccessDeniedException"}),
+                     Reply(body=json.dumps(converse_answer("ok")).encode().replace(
+                         b"ok", json.dumps(written(TOKEN)).encode()[1:-1]))]) as server:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.origin)
+        client = BedrockClient("test.model-v1:0", region="us-east-1", timeout=5, max_retries=0)
+        with caplog.at_level(logging.DEBUG):
+            with pytest.raises(ModelHTTPError):
+                client.complete(ChatRequest("s", "t"))
+            with pytest.raises(ModelResponseError, match="echoes the credentials"):
+                client.complete(ChatRequest("s", "t"))
+    records = [r for r in caplog.records if r.name == "botocore.parsers"]
+    assert any("Response body" in r.getMessage() for r in records)
+    assert any("[redacted]" in r.getMessage() for r in records)
+    for text in [caplog.text, *(r.getMessage() for r in caplog.records)]:
+        for secret in (TOKEN, SECRET):
+            assert not [i for i in range(len(secret) - 7) if secret[i:i + 8] in text]
+    no_aws_secret_in("\n".join(r.getMessage() for r in caplog.records
+                               if r.name.startswith("botocore")).replace(ACCESS, ""))

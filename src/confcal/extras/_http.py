@@ -224,7 +224,7 @@ def _views(text: str) -> tuple[list[Span], list[Span]]:
     decoded = list({view[0]: view for view in (
         plain, once, _then(once, _decode(once[0])), json_once,
         _then(json_once, _decode(json_once[0])))}.values())
-    folded = {}
+    folded: dict[str, Span] = {}
     for view in decoded:
         read = _then(view, _decode(view[0], _UNPLAIN, _fold_char))
         folded.setdefault(read[0], read)

@@ -14,6 +14,7 @@ import functools
 import logging
 import re
 import threading
+import weakref
 from typing import Any
 
 from .._chat import ChatRequest, ChatResponse
@@ -222,9 +223,13 @@ class AnthropicClient:
 # ---------------------------------------------------------------------------------------
 # Amazon Bedrock Converse
 # ---------------------------------------------------------------------------------------
-# botocore's DEBUG records quote every request's headers and its canonical request: the
-# session token of temporary credentials, and the signature, in the clear
-_AWS_SECRET_LOGGERS = ("botocore.endpoint", "botocore.auth")
+# botocore's DEBUG records quote every request's headers and its canonical request (the
+# session token of temporary credentials, and the signature, in the clear) and every
+# answer's headers and body (whatever a server echoes)
+_AWS_SECRET_LOGGERS = ("botocore.endpoint", "botocore.auth", "botocore.parsers")
+# the credentials each live client last signed with, for the filter: read at each call,
+# never from inside a log record (a refresh logs too, and holds botocore's lock)
+_SIGNED_WITH: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
 _AWS_SECRETS = re.compile(r"(?i)(x-amz-security-token['\"]?\s*[:=]\s*b?['\"]?)[^'\"\s,}]+"
                           r"|(Signature[=:]\s*)[0-9a-f]+")
 
@@ -234,11 +239,19 @@ class _HideAwsSecrets(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
-            message = record.getMessage()
+            args = record.args
+            if isinstance(args, tuple) and any(isinstance(a, bytes) for a in args):
+                # a body quoted as bytes shows UTF-8 as \\xNN escapes: read it as text,
+                # so that redaction sees a fullwidth or zero-width form as it is
+                args = tuple(a.decode("utf-8", "replace") if isinstance(a, bytes) else a
+                             for a in args)
+            message = str(record.msg) % args if args else record.getMessage()
         except Exception:  # a malformed record is logging's to report, not ours
             return True
         cleaned = _AWS_SECRETS.sub(lambda m: (m.group(1) or m.group(2)) + "[redacted]",
                                    message)
+        cleaned = redact(cleaned, [s for signed in list(_SIGNED_WITH.values())
+                                   for s in signed])
         if cleaned != message:
             record.msg, record.args = cleaned, ()
         return True
@@ -331,8 +344,10 @@ class BedrockClient:
     runtime
         The ``bedrock-runtime`` botocore client, created on first use (a test wraps it in
         ``botocore.stub.Stubber``). Creating it also adds a filter to the
-        ``botocore.endpoint`` and ``botocore.auth`` loggers that removes the session token
-        and the request signature from their DEBUG records (botocore quotes both), and
+        ``botocore.endpoint``, ``botocore.auth`` and ``botocore.parsers`` loggers that
+        removes the session token and the request signature from their DEBUG records
+        (botocore quotes both), and the credentials of every live client in any form
+        :func:`~confcal.extras._http.redact` knows (a server's echo in an answer body), and
         gives it connections that never print, whatever
         ``http.client.HTTPConnection.debuglevel`` says (with it set, every connection
         prints the headers it sends); a botocore where that cannot be done is refused
@@ -455,8 +470,10 @@ class BedrockClient:
         request = _check_request(request, "BedrockClient", "Converse")
         exceptions = require("botocore.exceptions", user="BedrockClient", extra="bedrock")
         where = f"Bedrock converse {self.model}"
+        runtime = self.runtime
+        _SIGNED_WITH[self] = tuple(self._secrets())  # what its log records must not quote
         try:
-            response = self.runtime.converse(**self.payload(request))
+            response = runtime.converse(**self.payload(request))
         except exceptions.ClientError as exc:
             meta = exc.response.get("ResponseMetadata", {})
             status = meta.get("HTTPStatusCode")
