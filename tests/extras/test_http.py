@@ -849,6 +849,10 @@ class _Raw:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept (a close alone does not)
+        except OSError:
+            pass
         self.sock.close()
         self.thread.join(5)
 
