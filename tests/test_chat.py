@@ -80,13 +80,25 @@ def test_an_edited_answer_is_rejected_not_used(tmp_path):
     assert fresh.get(key) is None and fresh.rejected == [cache.path(key)]
 
 
-def test_a_file_that_is_no_cache_entry_is_an_error_naming_it(tmp_path):
+def test_a_file_that_is_no_cache_entry_is_refetched_and_replaced(tmp_path):
     cache = ChatCache(tmp_path, kind="qa-run")
     key = cache.key(Client(), ChatRequest("sys", "text"))
     cache.path(key).parent.mkdir()
     cache.path(key).write_text("not json")
-    with pytest.raises(ValidationError, match=key):
+    assert cache.get(key) is None and cache.unreadable == [cache.path(key)]
+    cache.put(key, ChatResponse("fresh", "stop"))
+    assert cache.get(key).text == "fresh" and len(cache.unreadable) == 1
+
+
+def test_a_folder_where_an_entry_belongs_is_an_error_naming_it_and_kept(tmp_path):
+    # it may hold the user's files: never replaced, never emptied
+    cache = ChatCache(tmp_path, kind="qa-run")
+    key = cache.key(Client(), ChatRequest("sys", "text"))
+    cache.path(key).mkdir(parents=True)
+    (cache.path(key) / "mine.txt").write_text("keep")
+    with pytest.raises(ValidationError, match=rf"{key}.*found a folder, which is not replaced"):
         cache.get(key)
+    assert (cache.path(key) / "mine.txt").read_text() == "keep"
 
 
 def test_nothing_secret_is_stored(tmp_path):
@@ -182,11 +194,12 @@ def test_a_request_leaving_sampling_to_the_server_never_shares_a_key(values):
 
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink-to-dev-zero", "symlink", "huge"])
-def test_a_hostile_entry_is_an_error_naming_it_never_a_hang_or_a_whole_read(tmp_path, kind,
-                                                                           monkeypatch):
+def test_a_hostile_entry_is_refetched_never_a_hang_or_a_whole_read(tmp_path, kind,
+                                                                   monkeypatch):
     # the attacks: a FIFO made `qa run` hang; a symlink to /dev/zero or a 3 GiB file was
-    # read whole (MemoryError)
+    # read whole (MemoryError); now each is counted, asked again and replaced atomically
     import os
+    import stat
 
     from confcal import _chat
 
@@ -194,29 +207,32 @@ def test_a_hostile_entry_is_an_error_naming_it_never_a_hang_or_a_whole_read(tmp_
     key = cache.key(Client(), ChatRequest("sys", "text"))
     path = cache.path(key)
     path.parent.mkdir()
+    real = tmp_path / "real.json"
     if kind == "fifo":
         os.mkfifo(path)  # nobody writes: an open for reading would block for ever
-        found = "found a FIFO"
     elif kind == "symlink-to-dev-zero":
         path.symlink_to("/dev/zero")
-        found = "found a symbolic link"
     elif kind == "symlink":
         cache.put(key, ChatResponse("hi", "stop"))
-        path.rename(tmp_path / "real.json")
-        path.symlink_to(tmp_path / "real.json")
-        found = "found a symbolic link"
+        path.rename(real)
+        path.symlink_to(real)
     else:
         monkeypatch.setattr(_chat, "MAX_ENTRY_BYTES", 1000)  # a 3 GiB file, scaled
         path.write_bytes(b" " * 1001)
-        found = "must be at most 1,000 bytes; found more"
-    with pytest.raises(ValidationError, match=rf"{key}.*{found}"):
-        cache.get(key)
+    before = real.read_bytes() if kind == "symlink" else None
+    assert cache.get(key) is None and cache.unreadable == [path]
+    cache.put(key, ChatResponse("fresh", "stop"))
+    assert stat.S_ISREG(os.lstat(path).st_mode)  # the link or FIFO itself was replaced
+    assert cache.get(key).text == "fresh"
+    if kind == "symlink":
+        assert real.read_bytes() == before  # the link's target is untouched
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left
 
 
 @pytest.mark.parametrize("field, value", [("text", 5), ("usage", {"n": "x"}),
                                           ("tokens", [1]), ("top_logprobs", [3]),
                                           ("finish_reason", None)])
-def test_an_entry_of_wrong_types_with_a_recomputed_digest_is_an_error(tmp_path, field, value):
+def test_an_entry_of_wrong_types_with_a_recomputed_digest_is_refetched(tmp_path, field, value):
     # the attack: the answer edited to wrong types and its digest recomputed, so that the
     # digest check passes: a traceback later
     cache = ChatCache(tmp_path, kind="qa-run")
@@ -227,5 +243,5 @@ def test_an_entry_of_wrong_types_with_a_recomputed_digest_is_an_error(tmp_path, 
     data["response"][field] = value
     data["response_sha256"] = ChatCache.digest(data["response"])
     cache.path(key).write_text(json.dumps(data))
-    with pytest.raises(ValidationError, match=rf"{key}.*response\.{field} must be"):
-        cache.get(key)
+    assert cache.get(key) is None and cache.unreadable == [cache.path(key)]
+    assert cache.rejected == []

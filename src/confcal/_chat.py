@@ -328,8 +328,12 @@ class ChatCache:
     is counted in :attr:`rejected` (the caller asks again and :meth:`put` overwrites it).
     The answer's own digest is stored too, so an entry whose answer was edited by hand is
     rejected the same way.
-    An entry that is not a cached answer at all (not JSON, missing fields) is an error
-    naming the file: it was not written by this class.
+    An entry that cannot be read as a cached answer (not a regular file - a symbolic link,
+    a FIFO, a device -, larger than :data:`MAX_ENTRY_BYTES`, not JSON, missing fields,
+    fields of the wrong type) is never used either: it is counted in :attr:`unreadable`,
+    the caller asks again, and :meth:`put` replaces it atomically (a link itself, never
+    its target). Only a folder where an entry belongs is an error naming it: it is not
+    replaced, since it may hold the user's files.
 
     Nothing secret is stored: the identity holds prompt text, image digests and decoding
     settings, never headers, keys or base URLs.
@@ -346,6 +350,8 @@ class ChatCache:
     ----------
     rejected : list of Path
         Entries found under the asked key whose stored identity is not the request's.
+    unreadable : list of Path
+        Entries found under the asked key that could not be read as a cached answer.
 
     Examples
     --------
@@ -371,6 +377,7 @@ class ChatCache:
         self.directory = Path(directory)
         self.kind = kind
         self.rejected: list[Path] = []
+        self.unreadable: list[Path] = []
         self._identities: dict[str, dict[str, Any]] = {}
         if self.directory.exists() and not self.directory.is_dir():
             raise ValidationError(f"cache_dir {str(self.directory)!r} must be a folder; "
@@ -417,11 +424,17 @@ class ChatCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> ChatResponse | None:
-        """The cached answer for ``key``; None when absent or when the entry does not match.
+        """The cached answer for ``key``; None when absent, unreadable or not matching.
 
         An entry is read only from a regular file (never through a symbolic link, from a
-        FIFO or a device) of at most :data:`MAX_ENTRY_BYTES`, and its answer's fields must
-        have their types; anything else is an error naming the entry.
+        FIFO or a device: a FIFO would hang the run) of at most :data:`MAX_ENTRY_BYTES`,
+        and its answer's fields must have their types; anything else is counted in
+        :attr:`unreadable` and asked again.
+
+        Raises
+        ------
+        ValidationError
+            A folder is where the entry belongs (named; it is not replaced).
         """
         path = self.path(key)
         if not os.path.lexists(path):
@@ -434,10 +447,13 @@ class ChatCache:
                 raise TypeError("identity or response is not an object")
             _check_answer_types(answer)
             response = ChatResponse.from_dict(answer)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValidationError(f"cache_dir entry {str(path)!r} must be a cached answer; "
-                                  f"found an unreadable file ({exc}); delete it to call again",
-                                  source=path) from None
+        except (OSError, ValueError, KeyError, TypeError):
+            if path.is_dir() and not path.is_symlink():
+                raise ValidationError(f"cache_dir entry {str(path)!r} must be a cached answer "
+                                      "(a file); found a folder, which is not replaced: "
+                                      "move it away to call again", source=path) from None
+            self.unreadable.append(path)
+            return None
         expected = self._identities.get(key)
         if stored != key or self.digest(identity) != key \
                 or (expected is not None and identity != expected) \
@@ -457,5 +473,6 @@ class ChatCache:
         answer = response.to_dict()
         data = {"key": key, "identity": identity, "response": answer,
                 "response_sha256": self.digest(answer)}
-        # a crash mid-write leaves no half answer behind; the file follows the umask
-        atomic_write(path, json.dumps(data, ensure_ascii=False))
+        # a crash mid-write leaves no half answer behind; the file follows the umask; an
+        # unreadable entry (a link, a FIFO) is replaced itself, a link's target untouched
+        atomic_write(path, json.dumps(data, ensure_ascii=False), follow_symlinks=False)

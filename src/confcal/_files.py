@@ -658,7 +658,9 @@ class StagedFile:
     the folder of ``path`` must exist. Its name carries this process's host and id, and the
     stale temporary files a killed writer left for the same ``path`` are removed first
     (``clean_stale=False`` skips that folder scan; module docstring). A ``path`` that is a
-    symbolic link is written through: its target is replaced, the link kept.
+    symbolic link is written through: its target is replaced, the link kept; with
+    ``follow_symlinks=False`` the link itself is replaced (a cache entry pointing at
+    ``/dev/zero`` or at a file of the user's becomes a regular file, its target untouched).
 
     Attributes
     ----------
@@ -669,9 +671,11 @@ class StagedFile:
         rename stays on one file system and is atomic).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, clean_stale: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, clean_stale: bool = True,
+                 follow_symlinks: bool = True) -> None:
         self.path = Path(path)
-        target = output_path(self.path) if self.path.is_symlink() else self.path
+        target = output_path(self.path) if follow_symlinks and self.path.is_symlink() \
+            else self.path
         if clean_stale:
             clean_stale_staging(target)
         self._target = target
@@ -710,13 +714,15 @@ class StagedFile:
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes | str, *,
-                 encoding: str = "utf-8") -> Path:
+                 encoding: str = "utf-8", follow_symlinks: bool = True) -> Path:
     """Write ``data`` to ``path`` all at once: readers see the old file or the new one.
 
     The data goes to a temporary file in the same folder, which is flushed to disk, given
     the mode of a new file under the umask (as ``open`` would) and renamed onto ``path``.
     On an error the temporary file is removed and ``path`` is left as it was. Text is
-    encoded with ``encoding`` and written as it is (no newline translation).
+    encoded with ``encoding`` and written as it is (no newline translation). A symbolic
+    link at ``path`` is written through, or replaced itself with
+    ``follow_symlinks=False`` (as is a FIFO or any other file that is not a folder).
 
     Examples
     --------
@@ -726,7 +732,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str, *,
     '{"a": 1}\\n'
     """
     raw = data.encode(encoding) if isinstance(data, str) else data
-    with StagedFile(path, clean_stale=False) as staged:
+    with StagedFile(path, clean_stale=False, follow_symlinks=follow_symlinks) as staged:
         staged.tmp.write_bytes(raw)
     return staged.path
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -227,8 +229,8 @@ def test_run_answers_every_question_from_the_pdf_text(local, data, tmp_path):
     assert dict(result.counts) == {
         "documents": 2, "documents_cut": 0, "questions": N_QUESTIONS,
         "answered": N_QUESTIONS, "failed": 0, "cached": 0, "called": N_QUESTIONS,
-        "shared": 0, "answers_cut": 0, "answers_empty": 0, "prompt_tokens_reported": 0,
-        "prompt_tokens_over_estimate": 0}
+        "unreadable": 0, "shared": 0, "answers_cut": 0, "answers_empty": 0,
+        "prompt_tokens_reported": 0, "prompt_tokens_over_estimate": 0}
     assert result.complete and result.system == "reader-1"
     records = result.records
     assert records["answer"].tolist() == [
@@ -532,6 +534,22 @@ def test_cli_runs_resumes_and_exits_by_completeness(local, data, tmp_path, capsy
     assert "7 answered (2 asked, 5 from the cache" in out
     assert f"judge with: confcal qa --records {tmp_path / 'out' / 'records.jsonl'}" in out
     assert len(load_records(tmp_path / "out" / "records.jsonl")) == N_QUESTIONS
+    assert "unreadable" not in out
+
+    # two entries spoiled (a FIFO used to hang the run; a cut file stopped it): both are
+    # asked again, counted, and replaced by regular files
+    entries = sorted((tmp_path / "out.cache").rglob("*.json"))
+    entries[0].write_text('{"key": ')
+    entries[1].unlink()
+    os.mkfifo(entries[1])
+    with ReaderServer() as server:
+        assert cli(server, data, tmp_path) == 0
+        assert len(server.requests) == 2
+    out = capsys.readouterr().out
+    assert "7 answered (2 asked, 5 from the cache" in out
+    assert "note: 2 cache entries were unreadable and refetched (replaced in the cache)" in out
+    assert all(stat.S_ISREG(os.lstat(e).st_mode) for e in entries[:2])
+    assert json.loads(entries[0].read_text())["response"]["text"]
 
 
 def test_cli_errors(local, data, tmp_path, capsys):

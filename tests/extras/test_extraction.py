@@ -467,7 +467,7 @@ def test_run_extraction_resumes_from_the_cache_without_paying_twice(server, tmp_
     assert failure["kind"] == "call" and "HTTP 503" in failure["message"]
     assert failure["stage"] == "extract"
     assert dict(run.counts) == {"documents": 3, "ok": 2, "failed": 1, "cached": 0, "called": 2,
-                                "rejected": 0}
+                                "rejected": 0, "unreadable": 0}
     assert dict(run.failure_counts) == {"call": 1, "response": 0, "answer": 0, "cache": 0,
                                         "error": 0}
     assert len(script.requests) == 3
@@ -478,7 +478,7 @@ def test_run_extraction_resumes_from_the_cache_without_paying_twice(server, tmp_
                          schema=SCHEMA, cache_dir=cache, progress=False)
     assert list(run.predictions) == ["doc-a", "doc-b", "doc-c"] and not run.failures
     assert dict(run.counts) == {"documents": 3, "ok": 3, "failed": 0, "cached": 2, "called": 1,
-                                "rejected": 0}
+                                "rejected": 0, "unreadable": 0}
     assert [_doc_of(r["body"]) for r in script.requests[3:]] == ["doc-b"]
 
     # third run: nothing is asked at all
@@ -546,7 +546,7 @@ def test_cached_answers_follow_the_umask(server, tmp_path, mask, mode):
     assert not [f for f in cache.rglob("*") if f.name.startswith(".")]  # no temporary file
 
 
-def test_a_cache_entry_that_is_not_an_answer_is_a_failure_naming_it(server, tmp_path):
+def test_a_cache_entry_that_is_not_an_answer_is_refetched_and_reported(server, tmp_path):
     url, script = server
     script.responder = lambda body: completion(TOPK_ANSWER)
     kwargs = {"modality": "ocr", "strategy": "verbalized", "schema": SCHEMA,
@@ -555,12 +555,14 @@ def test_a_cache_entry_that_is_not_an_answer_is_a_failure_naming_it(server, tmp_
     entry = sorted(tmp_path.rglob("*.json"))[0]
     entry.write_text("[1, 2]")
     run = run_extraction(client_for(url), _corpus(), **kwargs)
-    (doc,) = run.failures
-    failure = run.failures[doc]
-    assert failure["kind"] == "cache" and str(entry) in failure["message"]
-    assert ("must be a cached answer; found an unreadable file (the file must be a JSON "
-            "object; found a JSON list); delete it") in failure["message"]
-    assert run.counts["ok"] == 2 and len(script.requests) == 3  # not bought again
+    assert not run.failures and run.counts["ok"] == 3
+    assert run.counts["unreadable"] == 1 and run.unreadable == (entry,)
+    assert run.counts["cached"] == 2 and run.counts["called"] == 1
+    assert len(script.requests) == 4  # the one bad entry bought again
+    assert "1 cache entry unreadable and refetched" in run.summary()
+    assert json.loads(entry.read_text())["response"]["text"]  # replaced by the answer
+    again = run_extraction(client_for(url), _corpus(), **kwargs)
+    assert again.counts["cached"] == 3 and again.counts["unreadable"] == 0
 
 
 def test_a_cache_entry_copied_from_another_document_is_refetched_and_reported(server,

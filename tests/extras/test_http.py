@@ -20,6 +20,7 @@ import ssl
 import subprocess
 import threading
 import time
+import unicodedata
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -101,12 +102,23 @@ CLIENTS = [pytest.param(_openai, Reply("1"), id="openai-compatible"),
            pytest.param(_anthropic_2023, anthropic_message(), id="anthropic-2023-06-01")]
 
 
+def read_as(text: str) -> str:
+    """``text`` as a reader sees it: NFKC, without white space or format characters."""
+    return "".join(c for c in unicodedata.normalize("NFKC", text)
+                   if not c.isspace() and unicodedata.category(c) != "Cf")
+
+
 def no_trace_of_the_key(*texts: str) -> None:
-    """Neither the key nor any 8 consecutive characters of it, in any text."""
+    """Neither the key nor any 8 consecutive characters of it, in any text, nor any 16
+    consecutive digits of its hex, also read without spaces and invisible characters."""
     runs = {KEY[i:i + 8] for i in range(len(KEY) - 7)}
+    hexed = KEY.encode().hex()
+    hex_runs = {hexed[i:i + 16] for i in range(len(hexed) - 15)}
     for text in texts:
-        assert KEY not in text
-        assert not [r for r in runs if r in text], text
+        for seen in (text, read_as(text)):
+            assert KEY not in seen
+            assert not [r for r in runs if r in seen], text
+            assert not [r for r in hex_runs if r in seen.lower()], text
 
 
 # ------------------------------------------------------------------------- redirects
@@ -153,6 +165,15 @@ def _echoes(request: dict[str, Any]) -> dict[str, str]:
         "first-20": sent[:20] + "...",
         "last-12": "..." + sent[-12:],
         "long-prefix": "x" * 600 + sent,  # past any excerpt: redacted before truncating
+        "hex": sent.encode().hex(),
+        "hex-upper": sent.encode().hex().upper(),
+        "hex-spaced": " ".join(f"{b:02x}" for b in sent.encode()),
+        "space-split": " ".join(sent),
+        "zero-width-split": "\u200b".join(sent),
+        "format-split": "".join(c + "\u00ad\u2060\ufeff\u200d"[i % 4]
+                                for i, c in enumerate(sent)),
+        "fullwidth": "".join(chr(ord(c) + 0xFEE0) for c in sent),
+        "fullwidth-tab-split": "\t".join(chr(ord(c) + 0xFEE0) for c in sent[:12]),
     }
 
 
@@ -185,7 +206,9 @@ def test_an_echoed_key_never_reaches_a_message_or_a_log(make, good, form, waits,
     assert len(caplog.records) == 2  # two retries, logged once each
 
 
-@pytest.mark.parametrize("form", ["plain", "json-u-escaped", "percent", "first-20"])
+@pytest.mark.parametrize("form", ["plain", "json-u-escaped", "percent", "first-20", "hex",
+                                  "hex-upper", "hex-spaced", "space-split",
+                                  "zero-width-split", "format-split", "fullwidth"])
 @pytest.mark.parametrize("make, good", CLIENTS)
 def test_a_200_body_that_echoes_the_key_is_refused(make, good, form):
     def not_json(r: dict[str, Any]) -> Reply:
@@ -630,17 +653,82 @@ def test_redacted_json_decoded_by_the_json_module_holds_no_run_of_the_secret(
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(secret=st.text(st.sampled_from('ab/%\\"u0'), min_size=1, max_size=12),
-       text=st.text(st.sampled_from('ab/%\\"u0x'), max_size=40))
+@given(secret=st.text(st.sampled_from('ab/%\\"u0 '), min_size=1, max_size=12),
+       text=st.text(st.sampled_from('ab/%\\"u0x \u200b\uff41\t'), max_size=40))
 def test_the_fast_echo_check_agrees_with_trying_every_run(secret, text):
-    # the reference: every run of the secret looked for in every decoded form of the text
+    # the reference: every run of every form of the secret looked for in every decoded
+    # form of the text, and in each read without spaces and invisible characters
     def level(s: str, pattern: re.Pattern[str] = _http._ESCAPE) -> str:
         return pattern.sub(lambda m: _http._unescape(m.group()), s)
 
-    forms = (text, level(text), level(level(text)), level(text, _http._JSON_ESCAPE),
-             level(level(text, _http._JSON_ESCAPE)))
-    brute = any(g in form for g in _http._grams(secret) for form in forms)
-    assert _http._contains(text, [secret]) == brute
+    decoded = (text, level(text), level(level(text)), level(text, _http._JSON_ESCAPE),
+               level(level(text, _http._JSON_ESCAPE)))
+    views = [*decoded, *map(read_as, decoded)]
+    brute = any(form[i:i + min(run, len(form))] in view
+                for form, run in _http._forms([secret])
+                for i in range(len(form) - min(run, len(form)) + 1) for view in views)
+    assert _http.holds_secret(text, [secret]) == brute
+
+
+INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e",
+             "\U000e0041", " ", "\t", "\n", "\u3000", "\u00a0"]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(secret=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=8,
+                      max_size=40),
+       gaps=st.lists(st.sampled_from(["", *INVISIBLE]), max_size=40),
+       wide=st.lists(st.booleans(), max_size=40),
+       before=st.text(max_size=20), after=st.text(max_size=20))
+def test_redact_removes_a_secret_split_by_invisible_characters_or_written_wide(
+        secret, gaps, wide, before, after):
+    # the attacks: the key with spaces or zero-width characters between its characters,
+    # or in fullwidth letters (the same text under NFKC)
+    written = "".join((chr(ord(c) + 0xFEE0) if w else c) + g for c, g, w in zip(
+        secret, gaps + [""] * len(secret), wide + [False] * len(secret), strict=False))
+    cleaned = _http.redact(before + written + after, [secret])
+    runs = {secret[i:i + 8] for i in range(len(secret) - 7)}
+    assert not [r for r in runs if r in read_as(cleaned.replace("[redacted]", "\0"))]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(secret=st.text(min_size=8, max_size=30), upper=st.booleans(),
+       spaced=st.booleans(), before=st.text("0123456789abcdef ", max_size=20))
+def test_redact_removes_the_hex_of_a_secret(secret, upper, spaced, before):
+    raw = secret.encode("utf-8", "surrogatepass").hex()
+    written = raw.upper() if upper else raw
+    if spaced:
+        written = " ".join(written[i:i + 2] for i in range(0, len(written), 2))
+    cleaned = _http.redact(before + written + " end", [secret])
+    # no 16 digits (8 bytes) of the secret's hex remain, however the text is read
+    runs = {raw[i:i + 16] for i in range(len(raw) - 15)}
+    assert not [r for r in runs if r in read_as(cleaned.replace("[redacted]", " ")).lower()]
+    assert cleaned.endswith(" end")
+
+
+def test_redact_by_hand_finds_the_new_forms_and_leaves_plain_numbers():
+    key = "abcdefghijKLMNOP"
+    # hex: 16 digits are 8 bytes of the key; 14 digits (7 bytes) are not
+    assert _http.redact("x 6162636465666768 y", [key]) == "x [redacted] y"
+    assert _http.redact("x 61626364656667 y", [key]) == "x 61626364656667 y"
+    assert _http.redact("x 6162636465666768696A y", [key]) == "x [redacted] y"
+    # split by spaces or invisible characters: the span from first to last is replaced
+    assert _http.redact("x a b c d e f g h y", [key]) == "x [redacted] y"
+    assert _http.redact("x a\u200bbcd\u2060efgh.", [key]) == "x [redacted]."
+    assert _http.redact("x a b c d e f g y", [key]) == "x a b c d e f g y"  # 7 of them
+    # fullwidth (NFKC) letters, and JSON escapes of them
+    assert _http.redact("\uff41\uff42\uff43defgh", [key]) == "[redacted]"
+    assert _http.redact(r"\uff41\uff42\uff43defgh", [key]) == "[redacted]"
+    # a key of digits: its hex is digits, so only 16 of them count
+    assert _http.redact("id 3132333435363738", ["12345678"]) == "id [redacted]"
+    assert _http.redact("id 31323334", ["12345678"]) == "id 31323334"
+
+
+def test_the_invisible_characters_are_every_format_character_of_unicode():
+    cf = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"]
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    assert [c for c in cf + spaces if not _http._INVISIBLE.match(c)] == []
+    assert _http.fold("".join(cf + spaces)) == ""
 
 
 # ------------------------------------------------------------ a deadline per request
@@ -720,3 +808,127 @@ def test_a_negative_chunk_size_is_one_retried_failure_not_a_bare_value_error():
         with pytest.raises(ModelConnectionError, match="failed after 2 attempts") as info:
             transport.post("/chat", {"q": 1}, headers={})
     assert info.value.retryable
+
+
+# ---------------------------------------------------------------- bodies cut short
+class _Raw:
+    """A server on 127.0.0.1 answering the n-th connection with ``answers[n]`` (the last
+    one again after that) as raw bytes, then closing it; it counts the connections."""
+
+    def __init__(self, answers: list[bytes]) -> None:
+        self.answers = answers
+        self.served = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+                while len(body) < length:
+                    body += conn.recv(65536)
+                answer = self.answers[min(self.served, len(self.answers) - 1)]
+                self.served += 1
+                try:
+                    conn.sendall(answer)
+                except OSError:
+                    continue
+
+    def __enter__(self) -> _Raw:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept (a close alone does not)
+        except OSError:
+            pass
+        self.sock.close()
+        self.thread.join(5)
+
+
+COMPLETION = json.dumps({"choices": [{"message": {"role": "assistant", "content": "1"},
+                                      "finish_reason": "stop"}]}).encode()
+WHOLE = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+         + str(len(COMPLETION)).encode() + b"\r\nConnection: close\r\n\r\n" + COMPLETION)
+CUT = {
+    # the server declares 100 bytes and closes after 7: http.client returns the 7
+    "content-length": (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + COMPLETION[:7],
+                       "body cut short after 7 of 100 bytes"),
+    "inside-a-chunk": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n"
+                       + COMPLETION[:7], "body cut short after 7 bytes of a chunked body"),
+    "no-last-chunk": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n"
+                      + COMPLETION[:7] + b"\r\n",
+                      "body cut short after 7 bytes of a chunked body"),
+    "an-error-body": (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 50\r\n\r\n{\"err",
+                      "body cut short after 5 of 50 bytes"),
+}
+
+
+@pytest.mark.parametrize("cut", list(CUT))
+def test_a_body_cut_short_is_a_transport_failure_retried_like_a_dropped_connection(
+        cut, waits):
+    answer, message = CUT[cut]
+    with _Raw([answer, WHOLE]) as server:  # cut once, then whole: the retry succeeds
+        assert _openai(server.url, max_retries=1).complete(REQUEST).text == "1"
+    assert server.served == 2 and len(waits) == 1
+    with _Raw([answer]) as server, pytest.raises(ModelConnectionError) as info:
+        _openai(server.url, max_retries=2).complete(REQUEST)
+    assert server.served == 3 and info.value.retryable and info.value.status is None
+    assert f"failed after 3 attempts (max_retries=2); last: {message}" in str(info.value)
+    assert "not JSON" not in str(info.value)
+
+
+def test_a_body_cut_short_is_retried_by_the_anthropic_client_too(waits):
+    body = json.dumps({"type": "message", "content": [{"type": "text", "text": "1"}],
+                       "stop_reason": "end_turn"}).encode()
+    whole = (b"HTTP/1.1 200 OK\r\nContent-Length: " + str(len(body)).encode()
+             + b"\r\n\r\n" + body)
+    cut = b"HTTP/1.1 200 OK\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" \
+        + body[:10]
+    with _Raw([cut, whole]) as server:
+        assert _anthropic(server.url, max_retries=1).complete(REQUEST).text == "1"
+    assert server.served == 2
+
+
+@pytest.mark.parametrize("size", [b"-5", b"-0", b"0x5", b"5_0", b"+5", b"zz"])
+def test_a_malformed_chunk_size_is_a_retried_failure_never_read_to_the_end(size, waits):
+    # http.client takes "-5" (and then reads to the end of the connection, whatever
+    # its length), "0x5", "5_0", "+5": each is malformed HTTP here
+    answer = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + size
+              + b"\r\n" + COMPLETION + b"\r\n0\r\n\r\n")
+    with _Raw([answer]) as server, pytest.raises(ModelConnectionError) as info:
+        _openai(server.url, max_retries=1).complete(REQUEST)
+    assert server.served == 2 and info.value.retryable
+    assert f"malformed HTTP (chunk size {size!r})" in str(info.value)
+
+
+@pytest.mark.parametrize("answer", [CUT["content-length"][0], CUT["no-last-chunk"][0],
+                                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                    b"-5\r\n" + COMPLETION],
+                         ids=["content-length", "chunked", "negative-chunk-size"])
+def test_malformed_http_becomes_one_failure_record_of_a_run(answer, waits, tmp_path):
+    from confcal.extras.extraction import run_extraction
+    from confcal.scoring.comparators import Text
+    from confcal.scoring.schema import Field, Schema
+
+    corpus = {"doc-a": {"ocr": [("ACME", 0.9)]}, "doc-b": {"ocr": [("Other", 0.9)]}}
+    with _Raw([answer]) as server:
+        run = run_extraction(_openai(server.url, max_retries=1), corpus, modality="ocr",
+                             strategy="verbalized", schema=Schema({"A": Field(Text())}),
+                             concurrency=1, cache_dir=tmp_path, progress=False)
+    assert server.served == 4  # two documents, two attempts each
+    assert list(run.failures) == ["doc-a", "doc-b"] and not run.predictions
+    for failure in run.failures.values():
+        assert failure["kind"] == "call" and "failed after 2 attempts" in failure["message"]
+    assert list(tmp_path.rglob("*.json")) == []  # nothing cached of a cut answer

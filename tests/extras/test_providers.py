@@ -334,3 +334,138 @@ def test_bedrock_redacts_its_credentials_echoed_in_an_error(monkeypatch):
     assert "HTTP 403: AccessDeniedException: bad token [redacted]" in message
     for part in (token, key, secret[:12], token[:8], token[-8:]):
         assert part not in message
+
+
+TOKEN = "SESSIONtoken0123456789abcdefSESSIONtoken"
+ACCESS, SECRET = "AKIATESTTESTTEST", "secretSECRETsecret0123456789"
+
+
+def aws_credentials(monkeypatch) -> None:
+    need_module("botocore")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    monkeypatch.setenv("AWS_SESSION_TOKEN", TOKEN)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+def no_aws_secret_in(text: str) -> None:
+    """No 8 characters of the token, secret or access key, as written or as a reader
+    reads them (NFKC, without spaces or format characters), nor 16 digits of their hex."""
+    import unicodedata
+
+    read = "".join(c for c in unicodedata.normalize("NFKC", text)
+                   if not c.isspace() and unicodedata.category(c) != "Cf")
+    for secret in (TOKEN, SECRET, ACCESS):
+        hexed = secret.encode().hex()
+        for seen in (text, read):
+            assert not [i for i in range(len(secret) - 7) if secret[i:i + 8] in seen], text
+            assert not [i for i in range(len(hexed) - 15)
+                        if hexed[i:i + 16] in seen.lower()], text
+
+
+def test_bedrock_prints_nothing_secret_with_http_client_debugging_on(monkeypatch, capsys):
+    # the attack: HTTPConnection.debuglevel = 1 made every botocore connection print the
+    # request it sent (X-Amz-Security-Token, the Authorization signature) to stdout
+    import http.client
+
+    aws_credentials(monkeypatch)
+    monkeypatch.setattr(http.client.HTTPConnection, "debuglevel", 1)
+    with ChatServer([Reply(json=converse_answer("hi"))] * 2) as server:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.origin)
+        client = BedrockClient("test.model-v1:0", region="us-east-1", timeout=5, max_retries=0)
+        assert client.complete(ChatRequest("sys", "text")).text == "hi"
+        for pool in client.runtime._endpoint.http_session._pool_classes_by_scheme.values():
+            pool.ConnectionCls("127.0.0.1").set_debuglevel(2)  # set on one: still 0
+        assert client.complete(ChatRequest("sys", "again")).text == "hi"
+    sent = server.requests[0]["headers"]
+    assert sent["X-Amz-Security-Token"] == TOKEN  # it was sent, and signed for
+    signature = sent["Authorization"].rsplit("Signature=", 1)[1]
+    out = capsys.readouterr()
+    for text in (out.out, out.err):
+        assert signature not in text and "X-Amz-Security-Token" not in text
+        no_aws_secret_in(text)
+    # the class attribute is the user's, untouched: only this client's connections are quiet
+    assert http.client.HTTPConnection.debuglevel == 1
+
+
+def _aws_forms(secret: str) -> dict[str, str]:
+    return {"hex": secret.encode().hex(), "hex-upper": secret.encode().hex().upper(),
+            "space-split": " ".join(secret), "zero-width-split": "\u200b".join(secret),
+            "fullwidth": "".join(chr(ord(c) + 0xFEE0) for c in secret)}
+
+
+@pytest.mark.parametrize("form", list(_aws_forms("x")))
+def test_bedrock_redacts_its_credentials_echoed_in_any_form(monkeypatch, form):
+    aws_credentials(monkeypatch)
+    echo = {"message": "; ".join(_aws_forms(s)[form] for s in (TOKEN, SECRET, ACCESS))}
+    with ChatServer([Reply(status=403, json=echo,
+                           headers={"x-amzn-ErrorType": "AccessDeniedException"})]) as server:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.origin)
+        client = BedrockClient("test.model-v1:0", region="us-east-1", timeout=5, max_retries=0)
+        with pytest.raises(ModelHTTPError) as info:
+            client.complete(ChatRequest("s", "t"))
+    assert "HTTP 403: AccessDeniedException: [redacted]" in str(info.value)
+    no_aws_secret_in(str(info.value))
+
+
+@pytest.mark.parametrize("form", ["plain", *_aws_forms("x")])
+def test_bedrock_refuses_a_200_that_echoes_its_credentials(monkeypatch, tmp_path, form):
+    # else the echo would reach the cache and the records of a run
+    aws_credentials(monkeypatch)
+    text = TOKEN if form == "plain" else _aws_forms(TOKEN)[form]
+    with ChatServer([Reply(json=converse_answer(f"value {text}"))]) as server:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.origin)
+        client = BedrockClient("test.model-v1:0", region="us-east-1", timeout=5, max_retries=0)
+        run = run_extraction(client, {"a": {"ocr": OCR}}, modality="ocr",
+                             strategy="verbalized", schema=SCHEMA, cache_dir=tmp_path,
+                             progress=False)
+    failure = run.failures["a"]
+    assert failure["kind"] == "response"
+    assert "echoes the credentials it was signed with" in failure["message"]
+    no_aws_secret_in(failure["message"])
+    assert list(tmp_path.rglob("*.json")) == []  # nothing reached the cache
+
+
+def test_bedrock_refuses_a_botocore_whose_connections_it_cannot_quiet(monkeypatch):
+    from confcal.extras import _providers
+
+    aws_credentials(monkeypatch)
+    client = BedrockClient("test.model-v1:0", region="us-east-1", timeout=5, max_retries=0)
+    assert _providers._silence_connections(object()) is False  # no pools where expected
+    monkeypatch.setattr(_providers, "_silence_connections", lambda runtime: False)
+    with pytest.raises(ModelCallError, match="cannot stop them printing the session token"):
+        client.complete(ChatRequest("s", "t"))
+    assert client._client is None  # never used half-made
+
+
+@pytest.mark.parametrize("form", ["plain", *_aws_forms("x")])
+def test_botocore_debug_records_of_an_echoing_answer_hold_no_credential(monkeypatch, caplog,
+                                                                       form):
+    # botocore.parsers quotes every answer's body at DEBUG: a server echoing the session
+    # token (as hex, split, fullwidth) put it in the log in the clear
+    aws_credentials(monkeypatch)
+
+    def written(secret: str) -> str:
+        return secret if form == "plain" else _aws_forms(secret)[form]
+
+    echo = {"message": "; ".join(written(s) for s in (TOKEN, SECRET))}
+    with ChatServer([Reply(status=403, json=echo,
+                           headers={"x-amzn-ErrorType": "AccessDeniedException"}),
+                     Reply(body=json.dumps(converse_answer("ok")).encode().replace(
+                         b"ok", json.dumps(written(TOKEN)).encode()[1:-1]))]) as server:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", server.origin)
+        client = BedrockClient("test.model-v1:0", region="us-east-1", timeout=5, max_retries=0)
+        with caplog.at_level(logging.DEBUG):
+            with pytest.raises(ModelHTTPError):
+                client.complete(ChatRequest("s", "t"))
+            with pytest.raises(ModelResponseError, match="echoes the credentials"):
+                client.complete(ChatRequest("s", "t"))
+    records = [r for r in caplog.records if r.name == "botocore.parsers"]
+    assert any("Response body" in r.getMessage() for r in records)
+    assert any("[redacted]" in r.getMessage() for r in records)
+    for text in [caplog.text, *(r.getMessage() for r in caplog.records)]:
+        for secret in (TOKEN, SECRET):
+            assert not [i for i in range(len(secret) - 7) if secret[i:i + 8] in text]
+    no_aws_secret_in("\n".join(r.getMessage() for r in caplog.records
+                               if r.name.startswith("botocore")).replace(ACCESS, ""))

@@ -258,7 +258,8 @@ def test_a_failed_call_is_recorded_and_the_run_goes_on(local_http):
     assert judged.loc[1, "verdict_reason"].startswith("the model call failed (ModelHTTPError)")
     assert "HTTP 400" in judged.loc[1, "verdict_reason"]
     assert "sk-local-test" not in judged.to_csv()
-    assert judge.counts == {"asked": 2, "cached": 0, "failed": 1, "not_asked": 0}
+    assert judge.counts == {"asked": 2, "cached": 0, "failed": 1, "not_asked": 0,
+                            "unreadable": 0}
     table = accuracy_table(judged, "verdict", by=())
     assert table[["correct", "wrong", "failed", "judged"]].values.tolist() == [[1, 1, 1, 2]]
 
@@ -294,7 +295,8 @@ def test_a_run_that_failed_midway_resumes_asking_only_what_is_missing(local_http
     # only the two failed answers were asked again, in order
     assert len(asked) == 2
     assert "User answer: 1 March 2025" in asked[0] and "User answer: Yes, it is." in asked[1]
-    assert judge.counts == {"asked": 2, "cached": 2, "failed": 0, "not_asked": 1}
+    assert judge.counts == {"asked": 2, "cached": 2, "failed": 0, "not_asked": 1,
+                            "unreadable": 0}
     assert second["verdict_status"].tolist() == ["correct", "wrong", "correct", "correct",
                                                  "wrong"]
     # a third run asks nothing at all
@@ -304,6 +306,16 @@ def test_a_run_that_failed_midway_resumes_asking_only_what_is_missing(local_http
     # nothing secret on disk: prompts and replies only
     stored = "".join(p.read_text() for p in cache.rglob("*.json"))
     assert "sk-local-test" not in stored and "127.0.0.1" not in stored
+    # a spoiled entry is asked again, counted and replaced; the others are read
+    entry = sorted(cache.rglob("*.json"))[0]
+    entry.write_bytes(b"\xff not json")
+    with ChatServer([], responder=lambda r: Reply("1")) as server:
+        judge = LLMJudge(client_for(server), cache_dir=cache)
+        judge_records(records, judge)
+    assert len(server.requests) == 1
+    assert judge.counts == {"asked": 1, "cached": 3, "failed": 0, "not_asked": 1,
+                            "unreadable": 1}
+    assert json.loads(entry.read_text())["response"]["text"] == "1"
 
 
 def test_a_cached_reply_is_read_again_by_either_convention(tmp_path):
@@ -384,6 +396,6 @@ def test_cascade_and_cascade_table_inputs_are_checked():
 def test_the_judge_is_exported_at_the_top_level():
     assert confcal.LLMJudge is LLMJudge
     assert json.loads(json.dumps(LLMJudge(Scripted()).counts)) == {
-        "asked": 0, "cached": 0, "failed": 0, "not_asked": 0}
+        "asked": 0, "cached": 0, "failed": 0, "not_asked": 0, "unreadable": 0}
 
 

@@ -166,6 +166,10 @@ def _run(args: argparse.Namespace) -> int:
           f"({c['documents_cut']:,} cut to fit {args.context_tokens:,} tokens): "
           f"{c['answered']:,} answered ({c['called']:,} asked, {c['cached']:,} from the "
           f"cache, {c['shared']:,} repeated questions asked once), {c['failed']:,} failed")
+    if c["unreadable"]:
+        n = c["unreadable"]
+        print(f"note: {n:,} cache entr{'y was' if n == 1 else 'ies were'} unreadable and "
+              "refetched (replaced in the cache)")
     if c["answers_cut"] or c["answers_empty"]:
         print(f"note: {c['answers_cut']:,} answers stopped at --max-tokens "
               f"{args.max_tokens}; {c['answers_empty']:,} answers are empty")

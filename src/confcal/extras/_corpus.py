@@ -38,8 +38,9 @@ class ExtractionRun:
         retries exhausted), ``"response"`` (a 2xx body that is not the API's: not JSON,
         too large, too deeply nested, a non-finite number, no reply text), both not
         cached and asked again by the next run; ``"answer"`` (the model's text cannot be
-        read, or was cut at ``max_tokens``: cached as the model gave it); ``"cache"`` (an
-        unreadable cache entry, named; delete it to ask again); ``"error"`` (anything
+        read, or was cut at ``max_tokens``: cached as the model gave it); ``"cache"`` (a
+        folder where a cache entry belongs, named, or an answer that could not be cached);
+        ``"error"`` (anything
         else a client raised). ``stage`` is ``"extract"``, or ``"score"`` for the second
         call of the two-stage strategy.
     metadata : mapping
@@ -51,11 +52,15 @@ class ExtractionRun:
     counts : mapping of str to int
         ``documents``, ``ok``, ``failed``, ``cached`` (answers read from the cache),
         ``called`` (answers bought from an endpoint; two per document for two-stage),
-        ``rejected`` (cache entries whose stored request is not the one asked, refetched).
+        ``rejected`` (cache entries whose stored request is not the one asked, refetched),
+        ``unreadable`` (cache entries that could not be read as an answer - not a regular
+        file, too large, not JSON, wrong types -, refetched and replaced).
     failure_counts : mapping of str to int
         Failed documents by kind, every kind of :data:`FAILURE_KINDS` listed.
     rejected : tuple of Path
         The rejected cache entries (overwritten by the fresh answers).
+    unreadable : tuple of Path
+        The unreadable cache entries (replaced by the fresh answers).
     """
 
     predictions: Mapping[Any, dict[str, Any]]
@@ -67,6 +72,7 @@ class ExtractionRun:
     strategy: str
     failure_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     rejected: tuple[Path, ...] = ()
+    unreadable: tuple[Path, ...] = ()
 
     def summary(self) -> str:
         """One line: documents, failures by kind, cache use.
@@ -74,20 +80,21 @@ class ExtractionRun:
         Examples
         --------
         >>> run = ExtractionRun({}, {}, {}, {"documents": 2, "ok": 1, "failed": 1,
-        ...                     "cached": 1, "called": 1, "rejected": 1}, "m", "ocr",
-        ...                     "verbalized", {"call": 1, "answer": 0}, ())
+        ...                     "cached": 1, "called": 1, "rejected": 1, "unreadable": 2},
+        ...                     "m", "ocr", "verbalized", {"call": 1, "answer": 0}, ())
         >>> run.summary()
         'm ocr verbalized: 2 documents, 1 ok, 1 failed (call 1); 1 cached, 1 called, 1 cache \
-entry rejected and refetched'
+entry rejected and refetched, 2 cache entries unreadable and refetched'
         """
         c = self.counts
         kinds = ", ".join(f"{k} {n}" for k, n in self.failure_counts.items() if n)
         text = (f"{self.model} {self.modality} {self.strategy}: {c['documents']} documents, "
                 f"{c['ok']} ok, {c['failed']} failed" + (f" ({kinds})" if kinds else "")
                 + f"; {c['cached']} cached, {c['called']} called")
-        if c.get("rejected"):
-            text += (f", {c['rejected']} cache entr{'y' if c['rejected'] == 1 else 'ies'} "
-                     "rejected and refetched")
+        for name in ("rejected", "unreadable"):
+            if c.get(name):
+                text += (f", {c[name]} cache entr{'y' if c[name] == 1 else 'ies'} {name} "
+                         "and refetched")
         return text
 
 

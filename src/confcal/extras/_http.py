@@ -31,8 +31,10 @@ through :class:`Transport`, so one set of rules holds everywhere:
 * **Secrets stay secret**: every text that reaches a message or a log record goes through
   :func:`redact` first, which removes each secret, and any run of 8 or more of its
   consecutive characters, whether written plainly, JSON-escaped (``\\u0073``, ``\\/``),
-  percent-encoded, as HTML character references or inside base64 text, up to two levels
-  deep; an ``HTTPS_PROXY``'s ``user:password`` and password are secrets too. A 2xx body that
+  percent-encoded, as HTML character references (up to two levels deep), inside base64
+  text, as hex (16 or more digits, either case), with white space or invisible format
+  characters between its characters, or in fullwidth or other compatibility forms; an
+  ``HTTPS_PROXY``'s ``user:password`` and password are secrets too. A 2xx body that
   echoes a secret is refused (it would otherwise reach the cache, a report or a CSV).
   Redaction happens before any truncation. Connections never print (whatever
   ``http.client.HTTPConnection.debuglevel`` says).
@@ -56,6 +58,7 @@ import socket
 import ssl
 import threading
 import time
+import unicodedata
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
@@ -82,9 +85,12 @@ __all__ = [
     "check_options",
     "display_url",
     "finite_number",
+    "fold",
     "has_lone_surrogate",
+    "holds_secret",
     "logger",
     "read_key",
+    "readings",
     "redact",
     "refused_sampling",
     "sampling_refusal",
@@ -123,6 +129,18 @@ _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r":
            "t": "\t"}
 
 
+# what a reader skips between the characters of a secret: white space and the invisible
+# format characters (Unicode category Cf: zero-width space and joiners, soft hyphen,
+# direction marks, word joiner, byte-order mark, tags); tests check that this class holds
+# every Cf character of the interpreter's Unicode database
+_INVISIBLE = re.compile(
+    "[\\s\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f]")
+_UNPLAIN = re.compile(r"[^\x21-\x7e]")  # the characters folding may change
+
+
 def _unescape(token: str) -> str:
     if token[0] == "\\":
         return chr(int(token[2:], 16)) if token[1] == "u" else _SIMPLE[token[1]]
@@ -133,9 +151,39 @@ def _unescape(token: str) -> str:
     return chr(code) if code <= 0x10FFFF else token
 
 
-def _decode(text: str, pattern: re.Pattern[str] = _ESCAPE
-            ) -> tuple[str, list[int], list[int]]:
-    """``text`` with one level of escapes decoded; per decoded character, its source span."""
+def _fold_char(char: str) -> str:
+    """What ``char`` reads as: nothing when invisible, else its compatibility form.
+
+    NFKD makes a fullwidth ``ｓ`` (or a mathematical ``𝐬``) the ``s`` it stands for;
+    texts equal under NFKC are equal under NFKD.
+    """
+    if _INVISIBLE.match(char):
+        return ""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKD", char))
+
+
+def fold(text: str) -> str:
+    """``text`` as a reader sees it: without white space or invisible format characters,
+    each character in its compatibility form (a fullwidth letter as the letter).
+
+    Examples
+    --------
+    >>> fold("s k-\u200blive \uff53\uff4b")
+    'sk-livesk'
+    """
+    text = "".join(text.split())  # str.split's white space is \\s's: str.isspace
+    if text.isascii():  # no format character, and NFKD changes nothing
+        return text
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKD", _INVISIBLE.sub("", text)))
+
+
+Span = tuple[str, list[int], list[int]]  # a view of a text: per character, its source span
+
+
+def _decode(text: str, pattern: re.Pattern[str] = _ESCAPE,
+            replace: Callable[[str], str] = _unescape) -> Span:
+    """``text`` with each match of ``pattern`` replaced (one level of escapes decoded, by
+    default); per resulting character, the span of ``text`` it came from."""
     pieces: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -144,7 +192,7 @@ def _decode(text: str, pattern: re.Pattern[str] = _ESCAPE
         pieces.append(text[pos:m.start()])
         starts.extend(range(pos, m.start()))
         ends.extend(range(pos + 1, m.start() + 1))
-        decoded = _unescape(m.group())
+        decoded = replace(m.group())
         pieces.append(decoded)
         starts.extend([m.start()] * len(decoded))
         ends.extend([m.end()] * len(decoded))
@@ -155,17 +203,46 @@ def _decode(text: str, pattern: re.Pattern[str] = _ESCAPE
     return "".join(pieces), starts, ends
 
 
-def _grams(secret: str) -> set[str]:
-    n = min(_MIN_RUN, len(secret))
+def _then(outer: Span, inner: Span) -> Span:
+    """``inner`` (a view of ``outer``'s text) with its spans mapped back to the source."""
+    _, s, e = outer
+    text, s_, e_ = inner
+    return text, [s[i] for i in s_], [e[i - 1] for i in e_]
+
+
+def _views(text: str) -> tuple[list[Span], list[Span]]:
+    """The readings of ``text`` a secret is looked for in, mapped back to ``text``.
+
+    Decoded: the text itself, and one and two levels of escapes decoded (all kinds, or
+    JSON's first, then all: a literal ``%41`` of a secret beside JSON's ``\\"`` is not
+    decoded in the same pass). Folded: each of these read by :func:`fold` (white space
+    and invisible characters skipped, fullwidth letters read as letters).
+    """
+    plain: Span = (text, list(range(len(text))), list(range(1, len(text) + 1)))
+    once = _decode(text)
+    json_once = _decode(text, _JSON_ESCAPE)
+    decoded = list({view[0]: view for view in (
+        plain, once, _then(once, _decode(once[0])), json_once,
+        _then(json_once, _decode(json_once[0])))}.values())
+    folded: dict[str, Span] = {}
+    for view in decoded:
+        read = _then(view, _decode(view[0], _UNPLAIN, _fold_char))
+        folded.setdefault(read[0], read)
+    return decoded, list(folded.values())
+
+
+def _grams(secret: str, run: int = _MIN_RUN) -> set[str]:
+    n = min(run, len(secret))
     return {secret[i:i + n] for i in range(len(secret) - n + 1)}
 
 
-def _runs(text: str, secret: str) -> list[tuple[int, int]]:
-    """The [start, end) runs of ``text`` made of windows that occur in ``secret``."""
-    grams = _grams(secret)
+def _runs(text: str, secret: str, run: int = _MIN_RUN) -> list[tuple[int, int]]:
+    """The [start, end) runs of ``text`` made of windows of ``run`` characters (all of a
+    shorter secret) that occur in ``secret``."""
+    grams = _grams(secret, run)
     if not any(g in text for g in grams):
         return []
-    n = min(_MIN_RUN, len(secret))
+    n = min(run, len(secret))
     runs: list[tuple[int, int]] = []
     for i in range(len(text) - n + 1):
         if text[i:i + n] in grams:
@@ -195,18 +272,39 @@ def _base64_forms(secret: str) -> set[str]:
     return forms
 
 
-def _secrets(secrets: Iterable[str | None]) -> list[str]:
+def _forms(secrets: Iterable[str | None]) -> list[tuple[str, int]]:
+    """Every written form of the secrets, each with the run of it that is redacted.
+
+    The secret itself, and folded (:func:`fold`: a secret holding a space is looked for
+    in folded text without it); inside base64 text; and as hex, lower and upper case,
+    where a run is 16 digits (8 bytes of the secret, as 8 characters are for the rest;
+    fewer would match plain numbers: the hex of a digit is two digits).
+    """
     given = {s for s in secrets if s}
-    forms = given.union(*(_base64_forms(s) for s in given))
-    return sorted(forms, key=len, reverse=True)
+    forms = {s: _MIN_RUN for s in given}
+    for secret in given:
+        folded = fold(secret)
+        if folded:
+            forms.setdefault(folded, _MIN_RUN)
+        for form in _base64_forms(secret):
+            forms.setdefault(form, _MIN_RUN)
+        raw = secret.encode("utf-8", "surrogatepass").hex()
+        if len(raw) >= 2 * _MIN_RUN:
+            forms.setdefault(raw, 2 * _MIN_RUN)
+            forms.setdefault(raw.upper(), 2 * _MIN_RUN)
+    return sorted(forms.items(), key=lambda item: len(item[0]), reverse=True)
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every secret, and every run of 8+ of its characters, replaced.
 
-    A secret is found written plainly or with one or two levels of JSON escapes
-    (``\\uXXXX``, ``\\/``), percent-encoding or HTML character references, in any mixture;
-    the replaced span is the written form, so nothing of it survives.
+    The one redaction of the package: every message, log record and failure record that
+    may quote a server goes through it. A secret is found written plainly or with one or
+    two levels of JSON escapes (``\\uXXXX``, ``\\/``), percent-encoding or HTML character
+    references, in any mixture; inside base64 text; as hex (16+ digits, either case);
+    with white space or invisible format characters (zero-width space, soft hyphen, ...)
+    between its characters; and in compatibility forms such as fullwidth letters
+    (equal under NFKC). The replaced span is the written form, so nothing of it survives.
 
     Examples
     --------
@@ -217,22 +315,21 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     'key [redacted]\\\\/ ...'
     >>> redact("first 12: sk-live-0123", [key])
     'first 12: [redacted]'
+    >>> redact("hex 736b2d6c6976652d30313233 and s k - l i v e - 0 1", [key])
+    'hex [redacted] and [redacted]'
+    >>> redact("wide \uff53\uff4b\uff0d\uff4c\uff49\uff56\uff45\uff0d!", [key])
+    'wide [redacted]!'
     """
-    keys = _secrets(secrets)
-    if not keys or not text:
+    keys = _forms(secrets)
+    if not keys or not text or not _holds(readings(text), keys):
         return text
-    d1, s1, e1 = _decode(text)
-    d2, s2, e2 = _decode(d1)
-    j1, t1, f1 = _decode(text, _JSON_ESCAPE)  # JSON's escapes alone, then all of them
-    j2, t2, f2 = _decode(j1)
+    decoded, folded = _views(text)
     spans: list[tuple[int, int]] = []
-    for secret in keys:
-        spans.extend(_runs(text, secret))
-        for decoded, (s, e) in ((d1, (s1, e1)), (j1, (t1, f1))):
-            spans.extend((s[a], e[b - 1]) for a, b in _runs(decoded, secret))
-        for decoded, (s, e), (s_, e_) in ((d2, (s1, e1), (s2, e2)),
-                                          (j2, (t1, f1), (t2, f2))):
-            spans.extend((s[s_[a]], e[e_[b - 1] - 1]) for a, b in _runs(decoded, secret))
+    for secret, run in keys:
+        # a form that folding leaves as it is, found in a decoded reading, is found in
+        # its folded one too (at the same place): the folded readings suffice for it
+        for view, starts, ends in folded if fold(secret) == secret else decoded + folded:
+            spans.extend((starts[a], ends[b - 1]) for a, b in _runs(view, secret, run))
     if not spans:
         return text
     spans.sort()
@@ -251,25 +348,43 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     return "".join(out)
 
 
-def _contains(text: str, secrets: list[str]) -> bool:
-    """Whether ``text`` holds a secret in any form :func:`redact` removes (fast path)."""
-    if not secrets:
-        return False
-
+def readings(text: str) -> tuple[list[str], list[str]]:
+    """The decoded and the folded readings of ``text`` :func:`redact` looks in, without
+    their source spans (whole-text operations: fast on a 32 MiB body)."""
     def level(s: str, pattern: re.Pattern[str] = _ESCAPE) -> str:
         return pattern.sub(lambda m: _unescape(m.group()), s)
     once, json_once = level(text), level(text, _JSON_ESCAPE)
-    forms = list(dict.fromkeys((text, once, level(once), json_once, level(json_once))))
-    for secret in secrets:
+    decoded = list(dict.fromkeys((text, once, level(once), json_once, level(json_once))))
+    return decoded, list(dict.fromkeys(map(fold, decoded)))
+
+
+def _holds(views: tuple[list[str], list[str]], keys: list[tuple[str, int]]) -> bool:
+    decoded, folded = views
+    for secret, run in keys:
+        forms = folded if fold(secret) == secret else decoded + folded  # as in redact
         # every run of n characters of the secret holds one of its blocks of n // 2 taken
         # at multiples of n // 2: no block anywhere, no run (4x fewer scans of the text)
-        n = min(_MIN_RUN, len(secret))
+        n = min(run, len(secret))
         b = max(1, n // 2)
         blocks = {secret[j:j + b] for j in range(0, len(secret) - b + 1, b)}
         if any(block in form for block in blocks for form in forms) and any(
-                g in form for g in _grams(secret) for form in forms):
+                g in form for g in _grams(secret, run) for form in forms):
             return True
     return False
+
+
+def holds_secret(text: str, secrets: Iterable[str | None]) -> bool:
+    """Whether ``text`` holds a secret in any form :func:`redact` removes (fast path).
+
+    Examples
+    --------
+    >>> holds_secret("echo: 73 6B 2D 6C 69 76 65 2D 30 31 32 33", ["sk-live-0123456789"])
+    True
+    >>> holds_secret('{"text": "the total is 100.00"}', ["sk-live-0123456789"])
+    False
+    """
+    keys = _forms(secrets)
+    return bool(keys and text) and _holds(readings(text), keys)
 
 
 def _excerpt(text: str, secrets: list[str]) -> str:
@@ -602,6 +717,41 @@ class _Retry(Exception):
         self.problem, self.status, self.wait = problem, status, wait
 
 
+class _CutShort(http.client.HTTPException):
+    """The body ended before the length the answer declared: a transport failure."""
+
+    def __init__(self, got: int, declared: int | None) -> None:
+        super().__init__(f"body cut short after {got:,} of {declared:,} bytes"
+                         if declared is not None else
+                         f"body cut short after {got:,} bytes of a chunked body (the "
+                         "connection closed before its last chunk)")
+
+
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+_MAX_LINE = 65536  # the longest header or chunk-size line, as http.client reads them
+
+
+class _Response(http.client.HTTPResponse):
+    """An answer whose chunk sizes are read strictly.
+
+    :mod:`http.client` reads a chunk size with ``int(line, 16)``, which takes ``-5``
+    (and then reads to the end of the connection, whatever its length), ``0x5`` or
+    ``5_0``; here a size is 1 to 16 hex digits, anything else is malformed HTTP, and a
+    connection closed where a size was due is a body cut short.
+    """
+
+    def _read_next_chunk_size(self) -> int:
+        line = self.fp.readline(_MAX_LINE + 1) if self.fp is not None else b""
+        if len(line) > _MAX_LINE:
+            raise http.client.LineTooLong("chunk size")
+        if not line:
+            raise http.client.IncompleteRead(b"")
+        size = line.split(b";", 1)[0].strip()
+        if not _CHUNK_SIZE.fullmatch(size):  # the connection is closed by the caller
+            raise http.client.HTTPException(f"malformed HTTP (chunk size {size[:20]!r})")
+        return int(size, 16)
+
+
 class Transport:
     """POST JSON to one origin, with the rules of the module docstring.
 
@@ -680,6 +830,7 @@ class Transport:
         """
         conn = self._connection()
         conn.set_debuglevel(0)
+        conn.response_class = _Response
         return conn
 
     def _once(self, path: str, body: bytes, headers: Mapping[str, str]
@@ -731,11 +882,19 @@ class Transport:
         response = conn.getresponse()
         ok = 200 <= response.status < 300
         limit = self.max_response_bytes if ok else _ERROR_BODY_BYTES
-        length = response.getheader("Content-Length")
-        if ok and length is not None and length.strip().isdigit() \
-                and int(length) > limit:
+        declared = response.length  # Content-Length as http.client read it, or None
+        if ok and declared is not None and declared > limit:
             return response.status, response.msg, b"", True
-        data = response.read(limit + 1)
+        try:
+            data = response.read(limit + 1)
+        except http.client.IncompleteRead as exc:  # a chunk, or the last one, never came
+            inner = exc.__cause__  # the chunk being read, when the cut came inside one
+            got = len(exc.partial) + (len(inner.partial)
+                                      if isinstance(inner, http.client.IncompleteRead) else 0)
+            raise _CutShort(got, None) from None
+        if declared is not None and len(data) < min(declared, limit + 1):
+            # http.client returns what came before the connection closed, short or not
+            raise _CutShort(len(data), declared)
         if len(data) > limit:
             if ok:
                 return response.status, response.msg, b"", True
@@ -752,8 +911,8 @@ class Transport:
         proxy = self._proxy()
         pair = None if proxy is None else _proxy_pair(proxy)
         # a proxy's credentials are secrets too: a proxy's 407 may quote its header back
-        keys = _secrets([*secrets, *(() if pair is None
-                                     else (pair, pair.partition(":")[2]))])
+        keys = [s for s in (*secrets, *(() if pair is None
+                                        else (pair, pair.partition(":")[2]))) if s]
         where = f"POST {self.url(path)}"
         body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
         attempts = 0
@@ -776,10 +935,12 @@ class Transport:
                                attempts, self.max_retries, wait)
                 (_sleep if self.sleep is None else self.sleep)(wait)
 
-    def _attempt(self, path: str, body: bytes, headers: Mapping[str, str], keys: list[str],
-                 where: str, attempts: int, auth_hint: str) -> Reply:
+    def _send(self, path: str, body: bytes, headers: Mapping[str, str], keys: list[str],
+              where: str, attempts: int) -> tuple[int, Any, bytes, bool]:
+        """One request's answer; a failure to get it is a _Retry (or, for a certificate
+        that was not verified, a ModelConnectionError: it does not heal)."""
         try:
-            status, response_headers, data, too_large = self._once(path, body, headers)
+            return self._once(path, body, headers)
         except ssl.SSLCertVerificationError as exc:  # not transient: never retried
             raise ModelConnectionError(
                 f"{where} failed: the server's TLS certificate was not verified "
@@ -788,9 +949,16 @@ class Transport:
         except TimeoutError as exc:  # socket.timeout is TimeoutError
             raise _Retry(f"no answer within timeout={self.timeout:g}s "
                          f"({redact(str(exc), keys) or 'timed out'})", None, None) from None
+        except _CutShort as exc:  # the connection closed inside the body
+            raise _Retry(str(exc), None, None) from None
         except (OSError, http.client.HTTPException) as exc:  # refused, reset, DNS, TLS
             raise _Retry(f"connection failed ({type(exc).__name__}: "
                          f"{redact(str(exc), keys)})", None, None) from None
+
+    def _attempt(self, path: str, body: bytes, headers: Mapping[str, str], keys: list[str],
+                 where: str, attempts: int, auth_hint: str) -> Reply:
+        status, response_headers, data, too_large = self._send(path, body, headers, keys,
+                                                               where, attempts)
         if 200 <= status < 300:
             if too_large:
                 raise ModelResponseError(
@@ -839,7 +1007,7 @@ class Transport:
         except UnicodeDecodeError as exc:
             raise refuse(f"with a body that is not UTF-8 ({exc.reason} at byte "
                          f"{exc.start})") from None
-        if _contains(text, keys):
+        if holds_secret(text, keys):
             raise refuse("with a body that echoes the credential sent with the request; "
                          "refused, so that it reaches no cache, log or report")
         try:

@@ -10,9 +10,11 @@ it), imported when the first call is made.
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import re
 import threading
+import weakref
 from typing import Any
 
 from .._chat import ChatRequest, ChatResponse
@@ -29,6 +31,7 @@ from ._http import (
     Transport,
     check_options,
     has_lone_surrogate,
+    holds_secret,
     read_key,
     redact,
     refused_sampling,
@@ -220,9 +223,13 @@ class AnthropicClient:
 # ---------------------------------------------------------------------------------------
 # Amazon Bedrock Converse
 # ---------------------------------------------------------------------------------------
-# botocore's DEBUG records quote every request's headers and its canonical request: the
-# session token of temporary credentials, and the signature, in the clear
-_AWS_SECRET_LOGGERS = ("botocore.endpoint", "botocore.auth")
+# botocore's DEBUG records quote every request's headers and its canonical request (the
+# session token of temporary credentials, and the signature, in the clear) and every
+# answer's headers and body (whatever a server echoes)
+_AWS_SECRET_LOGGERS = ("botocore.endpoint", "botocore.auth", "botocore.parsers")
+# the credentials each live client last signed with, for the filter: read at each call,
+# never from inside a log record (a refresh logs too, and holds botocore's lock)
+_SIGNED_WITH: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
 _AWS_SECRETS = re.compile(r"(?i)(x-amz-security-token['\"]?\s*[:=]\s*b?['\"]?)[^'\"\s,}]+"
                           r"|(Signature[=:]\s*)[0-9a-f]+")
 
@@ -232,14 +239,62 @@ class _HideAwsSecrets(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
-            message = record.getMessage()
+            args = record.args
+            if isinstance(args, tuple) and any(isinstance(a, bytes) for a in args):
+                # a body quoted as bytes shows UTF-8 as \\xNN escapes: read it as text,
+                # so that redaction sees a fullwidth or zero-width form as it is
+                args = tuple(a.decode("utf-8", "replace") if isinstance(a, bytes) else a
+                             for a in args)
+            message = str(record.msg) % args if args else record.getMessage()
         except Exception:  # a malformed record is logging's to report, not ours
             return True
         cleaned = _AWS_SECRETS.sub(lambda m: (m.group(1) or m.group(2)) + "[redacted]",
                                    message)
+        cleaned = redact(cleaned, [s for signed in list(_SIGNED_WITH.values())
+                                   for s in signed])
         if cleaned != message:
             record.msg, record.args = cleaned, ()
         return True
+
+
+class _Silent:
+    """``debuglevel`` that is always 0: setting it (``HTTPConnection.debuglevel = 1``,
+    ``set_debuglevel``) changes nothing, so a connection never prints what it sends."""
+
+    @property
+    def debuglevel(self) -> int:
+        return 0
+
+    @debuglevel.setter
+    def debuglevel(self, level: int) -> None:
+        pass
+
+
+@functools.cache
+def _quiet_pool(pool: type) -> type:
+    """``pool`` (a urllib3 connection pool class) making connections that never print."""
+    base: type = getattr(pool, "ConnectionCls")  # noqa: B009 - a class attribute of urllib3's
+    connection = type(f"Quiet{base.__name__}", (_Silent, base), {})
+    return type(f"Quiet{pool.__name__}", (pool,), {"ConnectionCls": connection})
+
+
+def _silence_connections(client: Any) -> bool:
+    """Make the connections of a botocore client never print, whatever
+    ``http.client.HTTPConnection.debuglevel`` says; whether it could be done.
+
+    With it set (a common way to debug HTTP), every connection prints the request it
+    sends (the session token's header, the signature) and the answer's headers. botocore
+    keeps its connection pool classes in one mapping its pool managers share; the quiet
+    ones go there, for this client only.
+    """
+    session = getattr(getattr(client, "_endpoint", None), "http_session", None)
+    pools = getattr(session, "_pool_classes_by_scheme", None)
+    if not isinstance(pools, dict) or not all(
+            isinstance(getattr(pool, "ConnectionCls", None), type) for pool in pools.values()):
+        return False
+    for scheme, pool in list(pools.items()):
+        pools[scheme] = _quiet_pool(pool)
+    return True
 
 
 def _hide_aws_secrets() -> None:
@@ -279,15 +334,24 @@ class BedrockClient:
     sets (``temperature``, ``topP``). Converse's ``inferenceConfig`` has no top-k (it is
     a model-specific field there), so a request setting ``top_k`` fails before it is
     sent, naming it. A ``ValidationException`` naming a parameter that was set (models
-    that refuse ``temperature``) says how to unset it.
+    that refuse ``temperature``) says how to unset it. The access key, secret key and
+    session token are redacted from every message as the other clients redact their key
+    (:func:`~confcal.extras._http.redact`: hex, split and fullwidth forms included), and
+    an answer whose text echoes one is a ``ModelResponseError``.
 
     Attributes
     ----------
     runtime
         The ``bedrock-runtime`` botocore client, created on first use (a test wraps it in
         ``botocore.stub.Stubber``). Creating it also adds a filter to the
-        ``botocore.endpoint`` and ``botocore.auth`` loggers that removes the session token
-        and the request signature from their DEBUG records (botocore quotes both).
+        ``botocore.endpoint``, ``botocore.auth`` and ``botocore.parsers`` loggers that
+        removes the session token and the request signature from their DEBUG records
+        (botocore quotes both), and the credentials of every live client in any form
+        :func:`~confcal.extras._http.redact` knows (a server's echo in an answer body), and
+        gives it connections that never print, whatever
+        ``http.client.HTTPConnection.debuglevel`` says (with it set, every connection
+        prints the headers it sends); a botocore where that cannot be done is refused
+        (a :class:`~confcal.exceptions.ModelCallError`, before any request).
 
     Examples
     --------
@@ -343,6 +407,13 @@ class BedrockClient:
                 except exceptions.BotoCoreError as exc:  # no region, unknown profile
                     raise ModelCallError(f"Bedrock {self.model}: the bedrock-runtime client "
                                          f"could not be created ({exc})", attempts=0) from None
+                if not _silence_connections(self._client):
+                    self._client = None
+                    raise ModelCallError(
+                        f"Bedrock {self.model}: this botocore keeps its connections where "
+                        "confcal cannot stop them printing the session token under "
+                        "http.client debugging; install a botocore the bedrock extra "
+                        "supports", attempts=0)
             return self._client
 
     def _secrets(self) -> list[str]:
@@ -399,8 +470,10 @@ class BedrockClient:
         request = _check_request(request, "BedrockClient", "Converse")
         exceptions = require("botocore.exceptions", user="BedrockClient", extra="bedrock")
         where = f"Bedrock converse {self.model}"
+        runtime = self.runtime
+        _SIGNED_WITH[self] = tuple(self._secrets())  # what its log records must not quote
         try:
-            response = self.runtime.converse(**self.payload(request))
+            response = runtime.converse(**self.payload(request))
         except exceptions.ClientError as exc:
             meta = exc.response.get("ResponseMetadata", {})
             status = meta.get("HTTPStatusCode")
@@ -439,5 +512,9 @@ class BedrockClient:
         if not texts:
             raise ModelResponseError(f"{where} answered without a reply text: no text block "
                                      f"(stopReason {reason!r})", status=200)
+        if holds_secret("".join(texts), self._secrets()):
+            raise ModelResponseError(f"{where} answered 200 with a text that echoes the "
+                                     "credentials it was signed with; refused, so that it "
+                                     "reaches no cache, log or report", status=200)
         return ChatResponse(text="".join(texts), finish_reason=_STOP_REASONS.get(reason, reason),
                             usage=usage_counts(response.get("usage")))

@@ -456,6 +456,8 @@ class DocBenchRun:
     counts : mapping of str to int
         ``documents``, ``documents_cut``, ``questions``, ``answered``, ``failed``,
         ``cached`` (answers read from the cache), ``called`` (answers bought),
+        ``unreadable`` (cache entries that could not be read as an answer - not a regular
+        file, too large, not JSON, wrong types -: asked again and replaced),
         ``shared`` (questions repeating another's exact request, asked once),
         ``answers_cut`` (stopped at ``max_tokens``), ``answers_empty``, and, over the answers
         whose server reported ``prompt_tokens``: ``prompt_tokens_reported`` (how many) and
@@ -564,8 +566,8 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
     ValidationError
         Before any call: a bad argument, an empty folder, a bad qa line (file and line
         named), a folder without exactly one PDF, an unreadable or encrypted PDF, a context
-        too small for a document's header, an ``out`` holding other files; later: an
-        unreadable cache entry.
+        too small for a document's header, an ``out`` holding other files; later: a
+        folder where a cache entry belongs (an unreadable entry is asked again instead).
 
     Notes
     -----
@@ -660,6 +662,7 @@ def run_docbench(client: ChatClient, folder: str | os.PathLike[str], *,
                         unit="question", user="confcal.extras.docbench", extra="models")
     answers, failed, tally = _ask(client, requests, keys, list(first.values()), cache,
                                   concurrency=concurrency, bar=bar)
+    tally["unreadable"] = 0 if cache is None else len(dict.fromkeys(cache.unreadable))
     return _write(out, client, name, root, questions, requests, keys, first, answers,
                   failed, fitted, pdfs, tally, tokens=tokens,
                   settings={"context_tokens": context_tokens, "max_tokens": max_tokens,
@@ -794,6 +797,7 @@ def _write(out: Path, client: Any, name: str, root: Path,
               "documents_cut": sum(fitted[d].cut for d in doc_ids),
               "questions": len(questions), "answered": len(records),
               "failed": len(failures), "cached": tally["cached"], "called": tally["called"],
+              "unreadable": tally["unreadable"],
               "shared": len(questions) - len(first), "answers_cut": cut,
               "answers_empty": empty, "prompt_tokens_reported": reported,
               "prompt_tokens_over_estimate": over}

@@ -584,7 +584,9 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
         answer and checked when read. A later run reads a matching entry instead of
         calling; an entry whose identity does not match (copied from another document,
         edited) is never used: it is counted in ``counts["rejected"]``, asked again and
-        overwritten. Nothing secret is written (prompt text and image digests only).
+        overwritten; an entry that cannot be read (not a regular file, too large, not
+        JSON, wrong types) is counted in ``counts["unreadable"]``, asked again and
+        replaced. Nothing secret is written (prompt text and image digests only).
     k : int, default 4
         Candidates per field (verbalized).
     method : {"first", "mean", "margin"}, default "first"
@@ -725,14 +727,16 @@ def run_extraction(client: ChatClient, documents: Any, *, modality: str, strateg
               "strategy": strategy, "confidence_provider": judge.provider,
               "confidence_model": judge.model}
     rejected = tuple(dict.fromkeys(cache.rejected)) if cache is not None else ()
+    unreadable = tuple(dict.fromkeys(cache.unreadable)) if cache is not None else ()
     return ExtractionRun(
         predictions=MappingProxyType(predictions), failures=MappingProxyType(failures),
         metadata=MappingProxyType({d: MappingProxyType(dict(labels)) for d in order}),
         counts=MappingProxyType({"documents": len(order), "ok": len(predictions),
                                  "failed": len(failures), **tally,
-                                 "rejected": len(rejected)}),
+                                 "rejected": len(rejected),
+                                 "unreadable": len(unreadable)}),
         model=client.model, modality=modality, strategy=strategy,
-        failure_counts=MappingProxyType(by_kind), rejected=rejected)
+        failure_counts=MappingProxyType(by_kind), rejected=rejected, unreadable=unreadable)
 
 
 def _message(exc: BaseException) -> str:

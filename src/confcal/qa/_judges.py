@@ -275,8 +275,9 @@ class LLMJudge:
     ----------
     counts : dict of str to int
         ``asked`` (replies the model gave), ``cached`` (replies read from ``cache_dir``),
-        ``failed`` (calls that raised a :class:`confcal.exceptions.ModelError`) and
-        ``not_asked`` (empty answers, scored 0 without asking).
+        ``failed`` (calls that raised a :class:`confcal.exceptions.ModelError`),
+        ``not_asked`` (empty answers, scored 0 without asking) and ``unreadable`` (cache
+        entries that could not be read as a reply: asked again and replaced).
 
     See Also
     --------
@@ -351,7 +352,8 @@ class LLMJudge:
         cache = None if self.cache_dir is None else ChatCache(self.cache_dir, kind="qa-judge")
         object.__setattr__(self, "_cache", cache)
         object.__setattr__(self, "counts",
-                           {"asked": 0, "cached": 0, "failed": 0, "not_asked": 0})
+                           {"asked": 0, "cached": 0, "failed": 0, "not_asked": 0,
+                            "unreadable": 0})
 
     def prompt(self, question: str, answer: str, reference: str, *,
                evidence: str | None = None) -> str:
@@ -408,7 +410,10 @@ class LLMJudge:
         request = self.request(question, text, reference, evidence=evidence)
         chat, cache = self._chat, self._cache
         key = None if cache is None else cache.key(chat, request)
+        unreadable = 0 if cache is None else len(cache.unreadable)
         response = None if cache is None or key is None else cache.get(key)
+        if cache is not None and len(cache.unreadable) > unreadable:
+            self.counts["unreadable"] += 1  # asked again below; put replaces the entry
         if response is not None:
             self.counts["cached"] += 1
         else:
