@@ -229,11 +229,14 @@ def columns_bytes(columns) -> bytes:
                     for c, dt in zip(columns, dtypes, strict=False))
 
 
-def seal(flags, resolution, rows, *columns, cells=None) -> bytes:
-    """A version-2 blob with correct checksums, whatever the columns hold."""
+def seal(flags, resolution, rows, *columns, cells=None, weightless=None) -> bytes:
+    """A version-2 blob with correct checksums, whatever the columns hold; ``weightless``:
+    the two uint64 counts of zero-weight rows after the columns."""
     cells = len(columns[0]) if cells is None else cells
     fields = FIELDS.pack(b"CCSK", 2, flags, resolution, cells, rows)
     body = fields + hashlib.sha256(fields).digest()[:8] + columns_bytes(columns)
+    if weightless is not None:
+        body += struct.pack("<QQ", *weightless)
     return body + hashlib.sha256(body).digest()[:16]
 
 
@@ -273,6 +276,12 @@ def test_blob_layout_matches_the_documented_table():
     assert CalibrationSketch.empty().to_bytes() == seal(0, NAN, 0, [])
     assert CalibrationSketch.from_bytes(CalibrationSketch.empty(weighted=True).to_bytes()) == \
         CalibrationSketch.empty(weighted=True)
+    # rows of zero weight: flag bit 1 and two uint64 after the columns; N counts them
+    tallied = CalibrationSketch.from_arrays([1, 0, 1, 0, 0], [0.2, 0.2, 0.7, 0.9, 0.5],
+                                            sample_weight=[1, 2, 3, 4, 0])
+    assert tallied.to_bytes() == seal(3, NAN, 5, *SMALL_COLUMNS, weightless=[0, 1])
+    assert len(tallied.to_bytes()) == 176 + 16
+    assert CalibrationSketch.from_bytes(tallied.to_bytes()) == tallied
 
 
 def test_to_bytes_is_deterministic():
@@ -431,7 +440,18 @@ def test_version_1_blobs_are_refused_unless_opted_in():
         (seal(0, -0.5, 1, [0.0], [1], [0]), r"resolution must be NaN .* found -0.5"),
         (seal(0, 2.0, 1, [0.0], [1], [0]), r"resolution must be NaN .* found 2.0"),
         (seal(0, math.inf, 1, [0.0], [1], [0]), r"resolution must be NaN .* found inf"),
-        (seal(2, NAN, 1, [0.5], [1], [0]), r"unknown flags 0x0002"),
+        (seal(4, NAN, 1, [0.5], [1], [0]), r"unknown flags 0x0004"),
+        (seal(2, NAN, 1, [0.5], [1], [0], weightless=[1, 0]),
+         r"flag bit 1 \(rows of zero weight\) is set without bit 0 \(weighted\)"),
+        (seal(3, NAN, 1, [0.5], [1], [0], [1.0], [0.0], weightless=[0, 0]),
+         r"flag bit 1 is set but the rows of zero weight are 0 and 0"),
+        (seal(3, NAN, 4, [0.5], [1], [0], [1.0], [0.0], weightless=[1, 1]),
+         r"the header says 4 rows; the cells hold 1 and the rows of zero weight 1 \+ 1"),
+        (seal(3, NAN, 0, [0.5], [1], [0], [1.0], [0.0], weightless=[2**63, 0]),
+         r"they overflow"),
+        (seal(1, NAN, 2, [0.2, 0.5], [1, 0], [0, 1], [0.0, 0.0], [0.0, 1.0]),
+         r"w_correct must be > 0 where n_correct is > 0 \(rows of zero weight are counted "
+         r"in n_weightless_correct, not in a cell\); found 0.0 for 1 rows at index 0"),
         (seal(0x8001, NAN, 1, [0.5], [1], [0], [1.0], [0.0]), r"unknown flags 0x8001"),
         (seal(0, NAN, 1, [0.2, 0.5], [-1, 1], [1, 0]),
          r"n_correct must be >= 0; found -1 at index 0"),
