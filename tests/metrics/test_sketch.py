@@ -577,3 +577,56 @@ def test_sketch_brier_on_constant_data():
     assert abs(CalibrationSketch.from_arrays(y, c).report().brier - 0.41) <= 1e-15
     weighted = CalibrationSketch.from_arrays(y, c, sample_weight=[0.7] * 10000)
     assert abs(quiet(weighted.report).brier - 0.41) <= 1e-15  # 0.7: no ECARB, warned
+
+
+def test_subnormal_resolutions_and_overflowing_weights_are_named_errors():
+    for tiny in (5e-324, 1e-300, 2.0**-54):
+        with pytest.raises(ValidationError, match=r"resolution must be at least 2\*\*-53 "
+                                                  r"\(1.1102230246251565e-16.*found"):
+            CalibrationSketch.from_arrays([1], [0.5], resolution=tiny)
+        with pytest.raises(ValidationError, match=r"resolution must be at least 2\*\*-53"):
+            CalibrationSketch.empty(resolution=tiny)
+    # the finest grid there is still works: 2**-53 snaps nothing that is not already on it
+    fine = CalibrationSketch.from_arrays([1, 0], [0.5, 0.25], resolution=2.0**-53)
+    assert fine.values.tolist() == [0.25, 0.5]
+    # 1e308 + 1e308 overflows float64: in one chunk, across cells, and in a merge
+    big = r"sample_weight must add up to at most the largest float64, 1.7976931348623157e\+308"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValidationError, match=big):
+            CalibrationSketch.from_arrays([1, 0], [0.5, 0.5], sample_weight=[1e308, 1e308])
+        with pytest.raises(ValidationError, match=big):
+            CalibrationSketch.from_arrays([1, 1], [0.5, 0.6], sample_weight=[1e308, 1e308])
+        one = CalibrationSketch.from_arrays([1], [0.5], sample_weight=[1e308])
+        with pytest.raises(ValidationError, match=r"the weights of the merged sketches must "
+                                                  r"add up to at most the largest float64"):
+            one.merge(one)
+    # the largest weights that fit are fine, and equal to the arrays' report
+    ok = CalibrationSketch.from_arrays([1, 0], [0.6, 0.5], sample_weight=[8e307, 8e307])
+    assert ok.report(budgets=(0.5,)).auroc == 1.0
+
+
+def auroc_warnings(fn, *args, **kw) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn(*args, **kw)
+    return [str(w.message) for w in caught if str(w.message).startswith("auroc")]
+
+
+def test_the_sketch_auroc_warning_counts_predictions_not_cells():
+    # 200 rows in one cell: "all 200 predictions", as the arrays say, not "all 1"
+    one_cell = "auroc is undefined: all 200 predictions are correct (one class only); returning NaN"
+    sketch = CalibrationSketch.from_arrays([1] * 200, [0.5] * 200)
+    assert auroc_warnings(sketch.report, budgets=(0.3,)) == [one_cell]
+    assert auroc_warnings(confcal.calibration_report, [1] * 200, [0.5] * 200) == [one_cell]
+    # 3 cells, 300 errors
+    errors = CalibrationSketch.from_arrays([0] * 300, [0.1, 0.2, 0.3] * 100)
+    assert auroc_warnings(errors.report) == [
+        "auroc is undefined: all 300 predictions are incorrect (one class only); returning NaN"]
+    # weighted: the one error weighs 0, so the message is the arrays' weighted one
+    y, c, w = [1] * 50 + [0], [0.5] * 51, [1.0] * 50 + [0.0]
+    weighted = CalibrationSketch.from_arrays(y, c, sample_weight=w)
+    want = auroc_warnings(confcal.calibration_report, y, c, sample_weight=w)
+    assert want == ["auroc is undefined: every prediction with positive weight is correct; "
+                    "returning NaN"]
+    assert auroc_warnings(weighted.report) == want

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +54,7 @@ from ._ranking import (
     grouped_sum,
     low_bits,
     pack_keys,
+    scale_weights,
     squared_error_sum,
 )
 from ._report import CalibrationReport
@@ -83,6 +85,7 @@ _WEIGHTLESS_FIELDS = struct.Struct("<QQ")
 # An unweighted report ranks the rows themselves when they are at most this many per cell
 _ROW_RANKING_FACTOR = 4
 _KNOWN_FLAGS = _FLAG_WEIGHTED | _FLAG_WEIGHTLESS
+_MIN_RESOLUTION = 2.0**-53  # the spacing of floats just below 1: no finer grid exists there
 
 
 def _check_resolution(resolution: Any) -> int | None:
@@ -96,6 +99,11 @@ def _check_resolution(resolution: Any) -> int | None:
     if not (0.0 < r <= 1.0):
         raise ValidationError(
             f"resolution must be None or a number in (0, 1]; found {resolution!r}")
+    if r < _MIN_RESOLUTION:
+        raise ValidationError(
+            f"resolution must be at least 2**-53 ({_MIN_RESOLUTION!r}: floats near 1 are "
+            f"that far apart, so a finer grid snaps nothing; use resolution=None for exact "
+            f"values); found {resolution!r}")
     m = round(1.0 / r)
     if abs(m * r - 1.0) > 1e-9:
         raise ValidationError(
@@ -121,6 +129,41 @@ def _digest(data: bytes | memoryview, size: int) -> bytes:
 
 def _first(mask: np.ndarray) -> int:
     return int(np.argmax(mask))
+
+
+def _check_total_weight(w_pos: np.ndarray, w_neg: np.ndarray, name: str) -> None:
+    """The cells' weights and their total are finite floats: a sketch keeps the weights as
+    given (ECARB counts them as predictions), so their sum must not overflow."""
+    with np.errstate(over="ignore"):
+        total = float(w_pos.sum()) + float(w_neg.sum())
+    if not math.isfinite(total):
+        raise ValidationError(
+            f"{name} must add up to at most the largest float64, {sys.float_info.max!r}, in "
+            f"a sketch (which keeps the weights as given); found a total that overflows. "
+            "Scale the weights down: every metric but ECARB is unchanged by a common factor")
+
+
+def _scaled(r: Ranking) -> Ranking:
+    """The cells' Ranking with the weights scaled by the power of two that brings the
+    largest into [1, 2), as the arrays' Ranking is: AUROC multiplies two class totals,
+    which overflow for weights near the largest float (scaling changes no AUROC)."""
+    w = r.weights
+    assert w is not None
+    both = scale_weights(np.concatenate([w.pos, w.neg]))
+    return r.with_weights(both[:w.pos.shape[0]], both[w.pos.shape[0]:])
+
+
+def _one_class_auroc(sketch: CalibrationSketch, r: Ranking) -> float | None:
+    """NaN with the warning the arrays give when AUROC has one class, counting the rows
+    (a cell is many predictions); None when both classes carry weight."""
+    if r.pos_weight > 0 and r.neg_weight > 0:
+        return None
+    n_pos = sketch.n - sketch.n_errors
+    if sketch.weighted and n_pos and sketch.n_errors:
+        label = "incorrect" if r.pos_weight == 0 else "correct"
+        return undefined_metric("auroc", f"every prediction with positive weight is {label}")
+    label = "correct" if sketch.n_errors == 0 else "incorrect"
+    return undefined_metric("auroc", f"all {sketch.n} predictions are {label} (one class only)")
 
 
 def _check_cells(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
@@ -475,6 +518,7 @@ class CalibrationSketch:
         cell_keys, inverse = np.unique(keys, return_inverse=True)
         counts = np.bincount(inverse, minlength=cell_keys.shape[0])
         weights = grouped_sum(inverse, w, cell_keys.shape[0])  # digits kept as n grows
+        _check_total_weight(weights, np.zeros(0), "sample_weight")
         return replace(cls._from_cells(cell_keys, counts, weights, resolution), **weightless)
 
     @classmethod
@@ -586,8 +630,10 @@ class CalibrationSketch:
 
         w_pos = w_neg = None
         if weighted:
-            w_pos = add([s._w(True) for s in parts])
-            w_neg = add([s._w(False) for s in parts])
+            with np.errstate(over="ignore"):
+                w_pos = add([s._w(True) for s in parts])
+                w_neg = add([s._w(False) for s in parts])
+            _check_total_weight(w_pos, w_neg, "the weights of the merged sketches")
         return cls(bits[starts].view(np.float64), add([s.n_correct for s in parts]),
                    add([s.n_incorrect for s in parts]), w_pos, w_neg, resolution)
 
@@ -728,9 +774,11 @@ class CalibrationSketch:
         brier = math.fsum([squared_error_sum(1.0, values, pos),
                            squared_error_sum(0.0, values, neg)]) / total
         ecarbs, ceilings = self._ecarb(r, budgets, ties)
+        one_class = _one_class_auroc(self, r)
+        auroc = ranked_auroc(_scaled(r)) if one_class is None else one_class
         return CalibrationReport(
             n=self.n, n_errors=self.n_errors, accuracy=float(pos.sum()) / total,
-            auroc=ranked_auroc(r), ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
+            auroc=auroc, ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
             brier=brier, ecarb=ecarbs, ecarb_ceiling=ceilings,
             bins=bins_frame(bins, 0, weighted=self.weighted),
             n_bins=n_bins, binning=binning, ties=ties)
