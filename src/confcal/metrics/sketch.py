@@ -508,18 +508,18 @@ class CalibrationSketch:
             return cls(bits[starts].view(np.float64), n_pos, rows - n_pos, None, None,
                        resolution)
         live = w > 0
-        weightless = {"n_weightless_correct": int(np.count_nonzero(y & ~live)),
-                      "n_weightless_incorrect": int(np.count_nonzero(~y & ~live))}
+        weightless = (int(np.count_nonzero(y & ~live)), int(np.count_nonzero(~y & ~live)))
         if not live.all():
             y, c, w = y[live], c[live], w[live]
         if not live.any():
-            return replace(cls.empty(resolution=resolution, weighted=True), **weightless)
+            return cls.empty(resolution=resolution, weighted=True)._with_weightless(*weightless)
         keys = pack_keys(y, c)
         cell_keys, inverse = np.unique(keys, return_inverse=True)
         counts = np.bincount(inverse, minlength=cell_keys.shape[0])
         weights = grouped_sum(inverse, w, cell_keys.shape[0])  # digits kept as n grows
         _check_total_weight(weights, np.zeros(0), "sample_weight")
-        return replace(cls._from_cells(cell_keys, counts, weights, resolution), **weightless)
+        return cls._from_cells(cell_keys, counts, weights, resolution)._with_weightless(
+            *weightless)
 
     @classmethod
     def _from_cells(cls, cell_keys: np.ndarray, counts: np.ndarray,
@@ -600,18 +600,18 @@ class CalibrationSketch:
         parts = _mergeable(sketches)
         first = parts[0]
         filled = [s for s in parts if len(s.values)]
-        weightless = {"n_weightless_correct": sum(s.n_weightless_correct for s in parts),
-                      "n_weightless_incorrect": sum(s.n_weightless_incorrect for s in parts)}
+        weightless = (sum(s.n_weightless_correct for s in parts),
+                      sum(s.n_weightless_incorrect for s in parts))
         if not filled:  # no cells: weighted if any sketch is
-            return replace(cls.empty(resolution=first.resolution,
-                                     weighted=any(s.weighted for s in parts)), **weightless)
+            return cls.empty(resolution=first.resolution,
+                             weighted=any(s.weighted for s in parts)
+                             )._with_weightless(*weightless)
         if len(filled) == 1:  # the others add no cell
             one = filled[0]
-            same = (one.n_weightless_correct, one.n_weightless_incorrect) == tuple(
-                weightless.values())
-            return one if same else replace(one, **weightless)
-        return replace(cls._merge_cells(filled, filled[0].weighted, first.resolution),
-                       **weightless)
+            same = (one.n_weightless_correct, one.n_weightless_incorrect) == weightless
+            return one if same else one._with_weightless(*weightless)
+        return cls._merge_cells(filled, filled[0].weighted, first.resolution)._with_weightless(
+            *weightless)
 
     @classmethod
     def _merge_cells(cls, parts: list[CalibrationSketch], weighted: bool,
@@ -636,6 +636,10 @@ class CalibrationSketch:
             _check_total_weight(w_pos, w_neg, "the weights of the merged sketches")
         return cls(bits[starts].view(np.float64), add([s.n_correct for s in parts]),
                    add([s.n_incorrect for s in parts]), w_pos, w_neg, resolution)
+
+    def _with_weightless(self, correct: int, incorrect: int) -> CalibrationSketch:
+        """This sketch with these counts of zero-weight rows."""
+        return replace(self, n_weightless_correct=correct, n_weightless_incorrect=incorrect)
 
     def _w(self, correct: bool) -> np.ndarray:
         w = self.w_correct if correct else self.w_incorrect
