@@ -68,6 +68,17 @@ def cost(n: int) -> None:
         g = best_of(lambda: np.bincount(group, weights=w, minlength=1000))
         h = best_of(lambda: grouped_sum(group, w, 1000))
         print(f"| {name} | {a:.3f} | {b:.3f} | {b / a:.0f}x | {g:.3f} | {h:.3f} | {h / g:.0f}x |")
+    # what the sums cost inside a whole weighted report, against the unweighted one
+    c = rng.beta(5, 2, size=n)
+    y = rng.uniform(size=n) < c
+    plain = best_of(confcal.calibration_report, y, c)
+    print()
+    print("| weights | calibration_report weighted | unweighted | ratio |")
+    print("|---|---:|---:|---:|")
+    for name, w in [("all 0.7", np.full(n, 0.7)), ("uniform [0, 5]", rng.uniform(0, 5, n)),
+                    ("1e-300..1e300", 10.0 ** rng.uniform(-300, 300, n))]:
+        t = best_of(lambda: confcal.calibration_report(y, c, sample_weight=w))
+        print(f"| {name} | {t:.3f} | {plain:.3f} | {t / plain:.1f}x |")
 
 
 def main(argv: list[str] | None = None) -> int:
