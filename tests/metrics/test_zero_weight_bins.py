@@ -137,3 +137,24 @@ def test_zero_weight_rows_change_no_bin_and_the_sketch_agrees(data, n_bins, binn
         len(correct), int((~correct).sum()))
     assert_same_bins(got.bins, want.bins)
     assert_same_bins(want.bins, bins)
+
+
+def test_uniform_bins_with_zero_weights_are_scikit_learns_bins_of_the_other_rows():
+    from sklearn import calibration
+    rng = np.random.default_rng(7)
+    n = 2000
+    conf = rng.uniform(0.001, 0.999, size=n)
+    correct = rng.uniform(size=n) < conf
+    w = np.where(rng.uniform(size=n) < 0.3, 0.0, 1.0)  # 30% of the rows weigh nothing
+    live = w > 0
+    for n_bins in (5, 10, 17):
+        edges = np.arange(n_bins + 1) / n_bins
+        assert not np.isin(conf, edges).any()  # sklearn closes bins on the other side
+        bins = confcal.reliability_bins(correct, conf, n_bins=n_bins, binning="uniform",
+                                        sample_weight=w)
+        accuracy, mean_conf = calibration.calibration_curve(
+            correct[live], conf[live], n_bins=n_bins, strategy="uniform")
+        np.testing.assert_allclose(bins["accuracy"], accuracy, rtol=1e-12)
+        np.testing.assert_allclose(bins["mean_confidence"], mean_conf, rtol=1e-12)
+        counts = np.histogram(conf[live], bins=edges)[0]
+        assert bins["count"].tolist() == counts[counts > 0].tolist()
