@@ -257,3 +257,48 @@ def test_score_refuses_empty_predictions(client: Any) -> None:
     with pytest.raises(ValidationError,
                        match=r"predictions must contain at least one document; found 0"):
         cdask.score(FCC_INVOICE, truths, db.from_sequence([], npartitions=1))
+
+
+def test_a_weight_series_must_hold_the_rows_of_each_partition() -> None:
+    base = pd.DataFrame({"correct": [1, 0, 1, 1, 0, 1],
+                         "confidence": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+                         "w": [1.0, 2.0, 3.0, 1.0, 0.0, 3.0]})
+    ddf = dd.from_pandas(base, npartitions=2)  # divisions (0, 3, 5)
+    want = confcal.calibration_report(base["correct"], base["confidence"],
+                                      sample_weight=base["w"], budgets=BUDGETS)
+    with dask.config.set(scheduler="sync"):
+        # a Series from ddf's own columns, with known or unknown divisions, pairs as is
+        for frame in (ddf, ddf.clear_divisions()):
+            for weight in (frame["w"], frame["w"] * 1.0):
+                got = cdask.dask_calibration_report(frame, sample_weight=weight,
+                                                    budgets=BUDGETS)
+                _assert_reports_equal(got, want)
+                # the zero-weight row counts in n, as in calibration_report
+                assert (got.n, got.n_errors) == (want.n, want.n_errors) == (6, 2)
+        ones = pd.Series(np.ones(6))
+        # the same partition count, other divisions: named eagerly, not Dask's own error
+        other = dd.from_pandas(ones, chunksize=5)  # divisions (0, 5, 5)
+        with pytest.raises(ValidationError, match=r"^sample_weight must be aligned with ddf "
+                                                  r"\(the same divisions.*found divisions "
+                                                  r"\(0, 5, 5\), ddf has \(0, 3, 5\)"):
+            cdask.dask_calibration_report(ddf, sample_weight=other)
+        # unknown divisions on one side: the partition that holds other rows is named
+        with pytest.raises(ValidationError, match=r"^sample_weight must be aligned with ddf "
+                                                  r".*found 5 rows in partition 0, ddf has 3"):
+            cdask.dask_calibration_report(ddf, sample_weight=other.clear_divisions())
+        # text labels (Dask raised TypeError) and shifted labels (NaN weights before)
+        for index, label in ((list("abcdef"), "'a'"), (range(3, 9), "3")):
+            series = dd.from_pandas(pd.Series(np.ones(6), index=index), npartitions=2)
+            with pytest.raises(ValidationError, match=r"^sample_weight must be aligned"):
+                cdask.dask_calibration_report(ddf, sample_weight=series)
+            with pytest.raises(ValidationError, match=rf"same index, in the same order\); "
+                                                      rf"found index {label} in partition 0 "
+                                                      rf"at row 0, where ddf has 0"):
+                cdask.dask_calibration_report(ddf.clear_divisions(),
+                                              sample_weight=series.clear_divisions())
+        # repeated labels (pandas raised "cannot reindex" inside Dask)
+        repeated = dd.from_pandas(pd.Series(np.ones(6), index=[0, 0, 1, 1, 2, 2]),
+                                  npartitions=2)
+        with pytest.raises(ValidationError, match=r"^sample_weight must be aligned"):
+            cdask.dask_calibration_report(ddf.clear_divisions(),
+                                          sample_weight=repeated.clear_divisions())

@@ -177,6 +177,8 @@ def _check_reliability_bins(correct, confidence, n_bins, binning, sample_weight=
             assert row["bin"] == ref["bin"]
             assert row["lower"] == ref["bin"] / n_bins
             assert row["upper"] == (ref["bin"] + 1) / n_bins
+        else:  # the confidences of the rows of positive weight
+            assert (row["lower"], row["upper"]) == (ref["lower"], ref["upper"]), (row, ref)
         assert row["count"] == ref["count"], (row, ref)
         if "weight" in frame.columns:
             assert close(row["weight"], ref["weight"]), (row, ref)

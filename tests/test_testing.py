@@ -182,11 +182,12 @@ def test_quantile_weighted_rank_is_weight_before():
         [1] * 6, [0.1, 0.1, 0.1, 0.2, 0.3, 0.4], n_bins=2)
 
 
-def test_quantile_zero_weight_rows_after_all_weight_join_last_bin():
+def test_quantile_zero_weight_rows_after_all_weight_are_in_no_bin():
     # Sorted 0.0 (w=1), 0.1 (w=0): the 0.1 row has W_before = 1 = W, floor(1*1/1) = 1 = M,
-    # a bin that does not exist; it joins the last bin (bin 0 here) and adds no weight.
+    # a bin that does not exist (the last bin, by the top-tail rule); weighing 0, it is in
+    # no bin: not counted, and not the bin's upper bound.
     bins = reference_bins([0, 0], [0.0, 0.1], n_bins=1, sample_weight=[1.0, 0.0])
-    assert [(b["bin"], b["count"], b["weight"]) for b in bins] == [(0, 2, 1.0)]
+    assert [(b["bin"], b["count"], b["weight"], b["upper"]) for b in bins] == [(0, 1, 1.0, 0.0)]
     # A bin of zero-weight rows only is dropped: 0.5 (w=0) alone in uniform bin 5.
     bins = reference_bins([1, 0, 1], [0.05, 0.5, 0.95], n_bins=10, binning="uniform",
                           sample_weight=[1, 0, 1])

@@ -241,11 +241,13 @@ class _Failure:
 def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame, int], Any],
                  merge: Callable[[list[Any]], Any], split_every: int,
                  finish: Callable[[Any], Any] = lambda result: result, *,
-                 root_unmerged: bool = False) -> Any:
+                 root_unmerged: bool = False, weights: Any = None) -> Any:
     """summarize each partition (given its number), then merge ``split_every`` results per
     task until one: a balanced tree of depth log_split_every(partitions). ``finish`` runs
     in the root task on the merge of its parts, so only its (small) result reaches the
-    client; with ``root_unmerged`` the root hands ``finish`` its parts unmerged."""
+    client; with ``root_unmerged`` the root hands ``finish`` its parts unmerged. A dask
+    Series ``weights`` is paired with ``ddf`` partition by partition (its values join each
+    partition as the column ``_WEIGHT``; see :func:`_join_weights`)."""
     dask = _dask()
 
     def last(results: list[Any]) -> Any:
@@ -261,8 +263,10 @@ def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame, int], Any],
         # warnings raised on a worker stay there: they travel back with the result
         return out, [(w.category, str(w.message)) for w in caught]
 
-    def leaf(part: pd.DataFrame, number: int) -> Any:
+    def leaf(part: pd.DataFrame, number: int, weight: pd.Series | None = None) -> Any:
         try:
+            if weights is not None:
+                part = _join_weights(part, weight, number)
             return summarize(part, number)
         except ValidationError as exc:
             return _Failure(number, str(exc))
@@ -277,7 +281,11 @@ def _tree_reduce(ddf: Any, summarize: Callable[[pd.DataFrame, int], Any],
             return min(failures, key=lambda f: f.number)
         return parts if root_unmerged else merge(parts)
 
-    parts = [dask.delayed(leaf)(part, i) for i, part in enumerate(ddf.to_delayed())]
+    if weights is None:
+        parts = [dask.delayed(leaf)(part, i) for i, part in enumerate(ddf.to_delayed())]
+    else:
+        parts = [dask.delayed(leaf)(part, i, w) for i, (part, w) in enumerate(
+            zip(ddf.to_delayed(), weights.to_delayed(), strict=True))]
     while len(parts) > split_every:
         parts = [dask.delayed(node)(parts[i:i + split_every])
                  for i in range(0, len(parts), split_every)]
@@ -315,30 +323,60 @@ def _check_split_every(split_every: Any) -> int:
 _WEIGHT = "__confcal_sample_weight__"  # the column a weight Series is joined in as
 
 
-def _with_weights(ddf: Any, sample_weight: Any) -> tuple[Any, str | None]:
-    """The frame and the name of its weight column (None: unweighted)."""
+def _with_weights(ddf: Any, sample_weight: Any) -> tuple[str | None, Any]:
+    """The name of the weight column (None: unweighted) and the dask Series to pair with
+    ``ddf`` partition by partition (None: a column of ddf, or no weights)."""
     if sample_weight is None:
-        return ddf, None
+        return None, None
     import dask.dataframe as dd
 
     if isinstance(sample_weight, str):
         if sample_weight not in ddf.columns:
             raise ValidationError(f"sample_weight must be a column of ddf or a dask Series; "
                                   f"found {sample_weight!r}, not among {list(ddf.columns)}")
-        return ddf, sample_weight
+        return sample_weight, None
     if isinstance(sample_weight, dd.Series):
         if ddf.npartitions != sample_weight.npartitions:
             raise ValidationError(
                 f"sample_weight must be aligned with ddf (one partition per partition of "
                 f"ddf, {ddf.npartitions}); found a Series of {sample_weight.npartitions} "
                 "partitions")
-        try:
-            return ddf.assign(**{_WEIGHT: sample_weight}), _WEIGHT
-        except (ValueError, TypeError) as exc:
-            raise ValidationError(f"sample_weight must be aligned with ddf (same index and "
-                                  f"partitions); dask could not align them: {exc}") from None
+        if ddf.known_divisions and sample_weight.known_divisions and (
+                tuple(ddf.divisions) != tuple(sample_weight.divisions)):
+            raise ValidationError(
+                f"sample_weight must be aligned with ddf (the same divisions, so that each "
+                f"partition holds the rows of ddf's); found divisions "
+                f"{_short(sample_weight.divisions)}, ddf has {_short(ddf.divisions)}. Pass a "
+                "column of ddf, or sample_weight.repartition(divisions=ddf.divisions)")
+        return _WEIGHT, sample_weight
     raise ValidationError(f"sample_weight must be None, a column name or a dask Series; "
                           f"found {type(sample_weight).__name__}")
+
+
+def _short(divisions: Sequence[Any]) -> str:
+    text = repr(tuple(divisions))
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _join_weights(part: pd.DataFrame, weight: Any, number: int) -> pd.DataFrame:
+    """A partition of ddf with the values of the same partition of the sample_weight
+    Series, which must hold its rows: the same length and the same index, in order."""
+    if not isinstance(weight, pd.Series):
+        raise ValidationError(f"sample_weight must be a dask Series; partition {number} is "
+                              f"a {type(weight).__name__}")
+    if len(weight) != len(part):
+        raise ValidationError(
+            f"sample_weight must be aligned with ddf (each partition with the rows of ddf's); "
+            f"found {len(weight)} rows in partition {number}, ddf has {len(part)}")
+    if not weight.index.equals(part.index):
+        differ = [i for i, (a, b) in enumerate(zip(weight.index, part.index, strict=True))
+                  if not (a == b)]
+        row = differ[0] if differ else 0
+        raise ValidationError(
+            f"sample_weight must be aligned with ddf (the same index, in the same order); "
+            f"found index {weight.index[row]!r} in partition {number} at row {row}, where "
+            f"ddf has {part.index[row]!r}")
+    return part.assign(**{_WEIGHT: weight.to_numpy()})
 
 
 def _partition_arrays(part: pd.DataFrame, number: int, weight: str | None
@@ -440,10 +478,17 @@ def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
         Group columns; default none: one group, keyed ``()``.
     sample_weight : str or dask.dataframe.Series, optional
         Per-row weights: the name of a column of ``ddf``, or a Series with the same
-        partitions and index. The reports are then the weighted ones of
+        partitions as ``ddf`` (as many, the same divisions when both are known) and, in
+        each partition, the same index in the same order (``ddf["w"]`` or a Series
+        computed from ddf's columns has them); partitions are paired one to one, never
+        shuffled, and any other Series is a ValidationError naming ``sample_weight`` and
+        the first partition that differs. The reports are then the weighted ones of
         :func:`confcal.calibration_report` (``sample_weight=``). Weights must be finite
-        and >= 0; a partition or group whose weights are all zero contributes its rows
-        and no weight, and a group with no weight at all gets the all-NaN report, with an
+        and >= 0. Rows of zero weight count as rows and nothing else, exactly as in
+        :func:`confcal.calibration_report`: they are in ``n`` and ``n_errors`` (every row
+        with a confidence is), in no metric and no bin. So a partition or group whose
+        weights are all zero adds its rows to ``n`` and no weight, and a group with no
+        weight at all gets the all-NaN report (``n`` its rows), with an
         :class:`~confcal.exceptions.UndefinedMetricWarning`.
     budgets, n_bins, binning
         As in :func:`confcal.calibration_report`.
@@ -463,7 +508,9 @@ def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
     ------
     ValidationError
         Eagerly: ``ddf`` not a dask DataFrame or without the columns, a bad ``by``,
-        ``split_every`` or ``sample_weight``. At compute time, as the array metrics do,
+        ``split_every`` or ``sample_weight`` (another number of partitions, other known
+        divisions). At compute time, a ``sample_weight`` Series whose partition holds
+        other rows than ddf's (another length or index). At compute time, as the array metrics do,
         naming the column, the partition and the row: ``correct`` not bool or 0/1 (text
         such as "yes", 0.5, 2), a confidence outside [0, 1], a weight negative or not
         finite. No row with a confidence at all.
@@ -487,9 +534,9 @@ def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
     _check_ddf(ddf)
     split_every = _check_split_every(split_every)
     columns: tuple[str, ...] = () if by is None else check_by(by, ddf._meta)
-    ddf, weight = _with_weights(ddf, sample_weight)
+    weight, series = _with_weights(ddf, sample_weight)
     needed = list(dict.fromkeys(["correct", "confidence", *columns]
-                                + ([] if weight is None else [weight])))
+                                + ([] if weight is None or series is not None else [weight])))
     budgets = check_budgets(budgets)
     n_bins = check_n_bins(n_bins)
     binning = check_option(binning, "binning", BINNINGS)
@@ -509,7 +556,7 @@ def dask_calibration_reports(ddf: Any, *, by: str | Sequence[str] | None = None,
     # as the distinct confidences) never travel to the client
     result: dict[tuple[Any, ...], CalibrationReport] = _tree_reduce(
         ddf[needed], lambda part, i: _partition_sketches(part, i, columns, weight),
-        _merge_sketch_dicts, split_every, finish=reports, root_unmerged=True)
+        _merge_sketch_dicts, split_every, finish=reports, root_unmerged=True, weights=series)
     return result
 
 

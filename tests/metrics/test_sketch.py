@@ -229,11 +229,14 @@ def columns_bytes(columns) -> bytes:
                     for c, dt in zip(columns, dtypes, strict=False))
 
 
-def seal(flags, resolution, rows, *columns, cells=None) -> bytes:
-    """A version-2 blob with correct checksums, whatever the columns hold."""
+def seal(flags, resolution, rows, *columns, cells=None, weightless=None) -> bytes:
+    """A version-2 blob with correct checksums, whatever the columns hold; ``weightless``:
+    the two uint64 counts of zero-weight rows after the columns."""
     cells = len(columns[0]) if cells is None else cells
     fields = FIELDS.pack(b"CCSK", 2, flags, resolution, cells, rows)
     body = fields + hashlib.sha256(fields).digest()[:8] + columns_bytes(columns)
+    if weightless is not None:
+        body += struct.pack("<QQ", *weightless)
     return body + hashlib.sha256(body).digest()[:16]
 
 
@@ -273,6 +276,12 @@ def test_blob_layout_matches_the_documented_table():
     assert CalibrationSketch.empty().to_bytes() == seal(0, NAN, 0, [])
     assert CalibrationSketch.from_bytes(CalibrationSketch.empty(weighted=True).to_bytes()) == \
         CalibrationSketch.empty(weighted=True)
+    # rows of zero weight: flag bit 1 and two uint64 after the columns; N counts them
+    tallied = CalibrationSketch.from_arrays([1, 0, 1, 0, 0], [0.2, 0.2, 0.7, 0.9, 0.5],
+                                            sample_weight=[1, 2, 3, 4, 0])
+    assert tallied.to_bytes() == seal(3, NAN, 5, *SMALL_COLUMNS, weightless=[0, 1])
+    assert len(tallied.to_bytes()) == 176 + 16
+    assert CalibrationSketch.from_bytes(tallied.to_bytes()) == tallied
 
 
 def test_to_bytes_is_deterministic():
@@ -431,7 +440,18 @@ def test_version_1_blobs_are_refused_unless_opted_in():
         (seal(0, -0.5, 1, [0.0], [1], [0]), r"resolution must be NaN .* found -0.5"),
         (seal(0, 2.0, 1, [0.0], [1], [0]), r"resolution must be NaN .* found 2.0"),
         (seal(0, math.inf, 1, [0.0], [1], [0]), r"resolution must be NaN .* found inf"),
-        (seal(2, NAN, 1, [0.5], [1], [0]), r"unknown flags 0x0002"),
+        (seal(4, NAN, 1, [0.5], [1], [0]), r"unknown flags 0x0004"),
+        (seal(2, NAN, 1, [0.5], [1], [0], weightless=[1, 0]),
+         r"flag bit 1 \(rows of zero weight\) is set without bit 0 \(weighted\)"),
+        (seal(3, NAN, 1, [0.5], [1], [0], [1.0], [0.0], weightless=[0, 0]),
+         r"flag bit 1 is set but the rows of zero weight are 0 and 0"),
+        (seal(3, NAN, 4, [0.5], [1], [0], [1.0], [0.0], weightless=[1, 1]),
+         r"the header says 4 rows; the cells hold 1 and the rows of zero weight 1 \+ 1"),
+        (seal(3, NAN, 0, [0.5], [1], [0], [1.0], [0.0], weightless=[2**63, 0]),
+         r"they overflow"),
+        (seal(1, NAN, 2, [0.2, 0.5], [1, 0], [0, 1], [0.0, 0.0], [0.0, 1.0]),
+         r"w_correct must be > 0 where n_correct is > 0 \(rows of zero weight are counted "
+         r"in n_weightless_correct, not in a cell\); found 0.0 for 1 rows at index 0"),
         (seal(0x8001, NAN, 1, [0.5], [1], [0], [1.0], [0.0]), r"unknown flags 0x8001"),
         (seal(0, NAN, 1, [0.2, 0.5], [-1, 1], [1, 0]),
          r"n_correct must be >= 0; found -1 at index 0"),
@@ -557,3 +577,56 @@ def test_sketch_brier_on_constant_data():
     assert abs(CalibrationSketch.from_arrays(y, c).report().brier - 0.41) <= 1e-15
     weighted = CalibrationSketch.from_arrays(y, c, sample_weight=[0.7] * 10000)
     assert abs(quiet(weighted.report).brier - 0.41) <= 1e-15  # 0.7: no ECARB, warned
+
+
+def test_subnormal_resolutions_and_overflowing_weights_are_named_errors():
+    for tiny in (5e-324, 1e-300, 2.0**-54):
+        with pytest.raises(ValidationError, match=r"resolution must be at least 2\*\*-53 "
+                                                  r"\(1.1102230246251565e-16.*found"):
+            CalibrationSketch.from_arrays([1], [0.5], resolution=tiny)
+        with pytest.raises(ValidationError, match=r"resolution must be at least 2\*\*-53"):
+            CalibrationSketch.empty(resolution=tiny)
+    # the finest grid there is still works: 2**-53 snaps nothing that is not already on it
+    fine = CalibrationSketch.from_arrays([1, 0], [0.5, 0.25], resolution=2.0**-53)
+    assert fine.values.tolist() == [0.25, 0.5]
+    # 1e308 + 1e308 overflows float64: in one chunk, across cells, and in a merge
+    big = r"sample_weight must add up to at most the largest float64, 1.7976931348623157e\+308"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValidationError, match=big):
+            CalibrationSketch.from_arrays([1, 0], [0.5, 0.5], sample_weight=[1e308, 1e308])
+        with pytest.raises(ValidationError, match=big):
+            CalibrationSketch.from_arrays([1, 1], [0.5, 0.6], sample_weight=[1e308, 1e308])
+        one = CalibrationSketch.from_arrays([1], [0.5], sample_weight=[1e308])
+        with pytest.raises(ValidationError, match=r"the weights of the merged sketches must "
+                                                  r"add up to at most the largest float64"):
+            one.merge(one)
+    # the largest weights that fit are fine, and equal to the arrays' report
+    ok = CalibrationSketch.from_arrays([1, 0], [0.6, 0.5], sample_weight=[8e307, 8e307])
+    assert ok.report(budgets=(0.5,)).auroc == 1.0
+
+
+def auroc_warnings(fn, *args, **kw) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn(*args, **kw)
+    return [str(w.message) for w in caught if str(w.message).startswith("auroc")]
+
+
+def test_the_sketch_auroc_warning_counts_predictions_not_cells():
+    # 200 rows in one cell: "all 200 predictions", as the arrays say, not "all 1"
+    one_cell = "auroc is undefined: all 200 predictions are correct (one class only); returning NaN"
+    sketch = CalibrationSketch.from_arrays([1] * 200, [0.5] * 200)
+    assert auroc_warnings(sketch.report, budgets=(0.3,)) == [one_cell]
+    assert auroc_warnings(confcal.calibration_report, [1] * 200, [0.5] * 200) == [one_cell]
+    # 3 cells, 300 errors
+    errors = CalibrationSketch.from_arrays([0] * 300, [0.1, 0.2, 0.3] * 100)
+    assert auroc_warnings(errors.report) == [
+        "auroc is undefined: all 300 predictions are incorrect (one class only); returning NaN"]
+    # weighted: the one error weighs 0, so the message is the arrays' weighted one
+    y, c, w = [1] * 50 + [0], [0.5] * 51, [1.0] * 50 + [0.0]
+    weighted = CalibrationSketch.from_arrays(y, c, sample_weight=w)
+    want = auroc_warnings(confcal.calibration_report, y, c, sample_weight=w)
+    assert want == ["auroc is undefined: every prediction with positive weight is correct; "
+                    "returning NaN"]
+    assert auroc_warnings(weighted.report) == want

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import confcal
 from _profiles import examples
-from confcal.metrics._ranking import accurate_cumsum, accurate_dot, exact_sum
+from confcal.metrics._ranking import accurate_cumsum, accurate_dot, exact_sum, grouped_sum
 
 weights = st.lists(st.one_of(st.just(0.0), st.floats(1e-3, 1e3), st.floats(0.5, 2.0),
                              st.floats(1e-300, 1e300)), min_size=1, max_size=200)
@@ -32,11 +32,48 @@ def test_accurate_cumsum_is_within_a_few_ulps_of_every_exact_prefix(w):
     got = accurate_cumsum(arr)
     assert got[0] == 0.0 and got.shape == (len(w) + 1,)
     exact = Fraction(0)
-    spread = np.frexp(arr[arr > 0])[1] if (arr > 0).any() else np.zeros(1)
+    for i, x in enumerate(w):  # any spread of weights: about one rounding per prefix
+        exact += Fraction(x)
+        assert abs(Fraction(float(got[i + 1])) - exact) <= 2 * math.ulp(float(exact))
+
+
+wide = st.lists(st.one_of(st.just(0.0), st.floats(1e-300, 1e300),
+                          st.floats(5e-324, 1e-300)), min_size=1, max_size=150)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(w=wide, groups=st.integers(1, 6), seed=st.integers(0, 2**32 - 1))
+def test_sums_keep_their_digits_for_weights_across_the_whole_float_range(w, groups, seed):
+    arr = np.array(w)
+    group = np.random.default_rng(seed).integers(0, groups, size=arr.shape[0])
+    got = grouped_sum(group, arr, groups)
+    for k in range(groups):
+        exact = exact_sum(arr[group == k])
+        assert abs(Fraction(float(got[k])) - exact) <= 2 * math.ulp(float(exact))
+    prefix = accurate_cumsum(arr)
+    exact = Fraction(0)
     for i, x in enumerate(w):
         exact += Fraction(x)
-        if spread.max() - spread.min() <= 8:  # the integer path: about one rounding
-            assert abs(Fraction(float(got[i + 1])) - exact) <= 4 * math.ulp(float(exact))
+        assert abs(Fraction(float(prefix[i + 1])) - exact) <= 2 * math.ulp(float(exact))
+
+
+def test_weights_from_1e_300_to_1e300_by_hand():
+    # 1e300 + 1e-300 + 1e300: a running float sum is exact here too, but 1e-300 after
+    # 1e300 is gone, and the sum of 1e-300 three times must keep its digits as well
+    w = np.array([1e-300, 1e-300, 1e-300, 1e300, 1e-300, 1e300])
+    prefix = accurate_cumsum(w)
+    assert prefix[3] == float(Fraction(1e-300) * 3) and prefix[-1] == 2e300
+    assert grouped_sum(np.array([0, 0, 0, 1, 0, 1]), w, 2).tolist() == [
+        float(Fraction(1e-300) * 4), 2e300]
+    # 0.1 + 0.2 + 0.3 (exact sum rounds to 0.6) next to 1e-300: still 0.6
+    w = np.array([0.1, 1e-300, 0.2, 0.3])
+    assert accurate_cumsum(w)[-1] == 0.6 and grouped_sum(np.zeros(4, dtype=np.int64), w,
+                                                         1)[0] == 0.6
+    # the metrics of weights 1e-300..1e300 as of the same weights scaled: AUROC pairs
+    # (correct 0.9 w=1e300) beat (incorrect 0.1 w=1e-300) and (incorrect 0.5 w=1e300):
+    # (1e300·1e-300 + 1e300·1e300) / (1e300 · (1e300 + 1e-300)) = 1 to the last digit
+    y, c = [1, 0, 0], [0.9, 0.1, 0.5]
+    assert confcal.auroc(y, c, sample_weight=[1e300, 1e-300, 1e300]) == 1.0
 
 
 def test_the_hand_sums():

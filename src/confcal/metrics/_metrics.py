@@ -160,9 +160,9 @@ def ranked_auroc(r: Ranking) -> float:
 @dataclass(frozen=True)
 class Bins:
     index: np.ndarray  # nominal bin number, 0..n_bins-1
-    start: np.ndarray  # first rank
+    start: np.ndarray  # first rank (rows of zero weight included)
     stop: np.ndarray  # one past the last rank
-    count: np.ndarray  # predictions in the bin
+    count: np.ndarray  # predictions of positive weight in the bin (all, unweighted)
     weight: np.ndarray  # total weight (== count without weights)
     correct: np.ndarray  # weight of the correct predictions
     confidence: np.ndarray  # weighted sum of confidences
@@ -214,15 +214,62 @@ def ranking_bins(r: Ranking, n_bins: int, binning: str) -> Bins:
     keep = (stop > start) & (weight > 0)  # empty (or weightless) bins are dropped
     idx = np.flatnonzero(keep)
     conf = np.array([r.confidence_sum(int(start[i]), int(stop[i])) for i in idx])
+    # A row of weight 0 is in no statistic of its bin: not in the count, not a bound.
+    count, first, last = (stop - start)[idx], start[idx], stop[idx] - 1
+    if r.weights is not None:
+        count, first, last = _live_rows(r, start[idx], stop[idx])
     if edges is None:  # quantile bins: the smallest and largest confidence inside
-        lower = r.confidence[start[idx]]
-        upper = r.confidence[stop[idx] - 1]
+        lower, upper = r.confidence[first], r.confidence[last]
     else:
         lower, upper = edges[idx], edges[idx + 1]
-    return Bins(index=idx, start=start[idx], stop=stop[idx], count=(stop - start)[idx],
+    return Bins(index=idx, start=start[idx], stop=stop[idx], count=count,
                  weight=weight[idx], correct=correct[idx], confidence=conf.reshape(-1),
                  lower=np.asarray(lower, dtype=np.float64),
                  upper=np.asarray(upper, dtype=np.float64))
+
+
+def _live_rows(r: Ranking, start: np.ndarray, stop: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per bin [start, stop) of positive weight: the number of rows of positive weight and
+    the first and last rank of one. Slices and short searches, no n-sized temporary (the
+    bootstrap asks for bins once per resample, with many zero weights)."""
+    w = r.weights
+    assert w is not None
+    a, b = r.pos_before(start), r.pos_before(stop)
+    count = np.array([np.count_nonzero(w.pos[i:j]) + np.count_nonzero(w.neg[s - i:t - j])
+                      for s, t, i, j in zip(start, stop, a, b, strict=True)], dtype=np.int64)
+    first = np.array([_live_rank(r, int(s), int(t), 1) for s, t in zip(start, stop, strict=True)],
+                     dtype=np.int64)
+    last = np.array([_live_rank(r, int(s), int(t), -1) for s, t in zip(start, stop, strict=True)],
+                    dtype=np.int64)
+    return count, first, last
+
+
+def _live_rank(r: Ranking, start: int, stop: int, step: int) -> int:
+    """The first (step 1) or last (step -1) rank in [start, stop) whose row has a positive
+    weight; the bin has one. Looks at windows of ranks that double in size from its end."""
+    size = 16
+    lo, hi = start, stop
+    while lo < hi:
+        a, b = (lo, min(hi, lo + size)) if step == 1 else (max(lo, hi - size), hi)
+        hits = np.flatnonzero(rank_weights(r, a, b) > 0)
+        if hits.size:
+            return a + int(hits[0] if step == 1 else hits[-1])
+        lo, hi = (b, hi) if step == 1 else (lo, a)
+        size *= 2
+    raise AssertionError("a bin of positive weight holds a row of positive weight")
+
+
+def rank_weights(r: Ranking, start: int, stop: int) -> np.ndarray:
+    """The weights of ranks [start, stop), in rank order (a weighted Ranking)."""
+    w = r.weights
+    assert w is not None
+    a, b = int(r.pos_before(start)), int(r.pos_before(stop))
+    out = np.empty(stop - start)
+    is_pos = r.is_pos[start:stop]
+    out[is_pos] = w.pos[a:b]
+    out[~is_pos] = w.neg[start - a:stop - b]
+    return out
 
 
 def ece_from_bins(bins: Bins, total_weight: float) -> float:
@@ -437,11 +484,14 @@ def ece(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5, binning: 
         (0-based, n in all) nominally belongs to bin floor(r·M/n), where r·M/n within a
         relative 1e-9 of a whole number counts as that number (the rule of
         :func:`review_count`); a run of equal confidences is never split and goes wholly to
-        the bin of its first element; empty bins are dropped. With weights, r is the total
+        the bin of its first element; empty bins are dropped. A run whose nominal bin is
+        M (its r within that 1e-9 of n: the top tail) goes to the last bin, M - 1: the bin
+        of a run is min(M - 1, floor(r·M/n)). With weights, r is the total
         weight ranked before the prediction and n the total weight; the rule reads r/n
         exactly, so scaling every weight by the same factor leaves every bin unchanged
         (to the last bit for powers of two; for other factors unless r·M/n lies within
-        ~n·1e-16 of the 1e-9 switch) and unit weights are no weights.
+        ~n·1e-16 of the 1e-9 switch) and unit weights are no weights. Rows of zero weight
+        are in no bin (they cannot move the others: r is the same without them).
         ``"uniform"``: M equal-width bins [i/M, (i+1)/M), the last one closed at 1.0.
     sample_weight : array-like, optional
 
@@ -721,7 +771,10 @@ def reliability_bins(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int =
         ``upper`` (uniform: the bin's edges; quantile: the smallest and largest confidence
         in it), ``count``, ``mean_confidence``, ``accuracy`` and ``gap`` =
         mean_confidence − accuracy (positive: overconfident). With ``sample_weight`` a
-        ``weight`` column follows ``count`` and means and accuracy are weighted.
+        ``weight`` column follows ``count`` and means and accuracy are weighted; ``count``
+        is then the number of rows of positive weight. A row of weight 0 is in no bin: it
+        adds to no count, sets no ``lower`` or ``upper``, and a bin of nothing but such
+        rows is not in the table.
 
     See Also
     --------
@@ -741,6 +794,12 @@ def reliability_bins(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int =
        bin  lower  upper  count  mean_confidence  accuracy  gap
     0    0    0.0    0.5      2              0.3       0.5 -0.2
     1    1    0.5    1.0      2              0.7       1.0 -0.3
+    >>> # the row at 0.9 weighs 0: bins of weight 2 each (ranks 0, 1 and 2, 3), upper 0.8
+    >>> reliability_bins([0, 1, 1, 1, 0], [0.2, 0.4, 0.6, 0.8, 0.9], n_bins=2,
+    ...                  sample_weight=[1, 1, 1, 1, 0])[["bin", "upper", "count", "weight"]]
+       bin  upper  count  weight
+    0    0    0.4      2     2.0
+    1    1    0.8      2     2.0
     """
     y, c, w = check_calibration_data(correct, confidence, sample_weight)
     n_bins = check_n_bins(n_bins)

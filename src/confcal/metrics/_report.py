@@ -251,7 +251,8 @@ def calibration_report(correct: ArrayLike, confidence: ArrayLike, *,
         ECARB's tie rule (:func:`ecarb`).
     sample_weight : array-like, optional
         Frequency weights: the metrics are the weighted ones (ECARB's as in :func:`ecarb`)
-        and ``bins`` has a ``weight`` column; ``n`` and ``n_errors`` still count rows.
+        and ``bins`` has a ``weight`` column; ``n`` and ``n_errors`` still count rows,
+        those of zero weight included (which are in no metric and no bin).
     extra : sequence of str, default ()
         Names of :data:`EXTRA_METRICS` to add (``report.extra``), each computed by its own
         public function with this report's bins and weights. The calibration slope and

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +54,7 @@ from ._ranking import (
     grouped_sum,
     low_bits,
     pack_keys,
+    scale_weights,
     squared_error_sum,
 )
 from ._report import CalibrationReport
@@ -76,9 +78,14 @@ _HEADER_DIGEST_SIZE = 8
 _HEADER_SIZE = _FIELDS.size + _HEADER_DIGEST_SIZE
 _DIGEST_SIZE = 16
 _FLAG_WEIGHTED = 1
+# Bit 1: the blob ends its payload with two uint64, the rows of zero weight (correct,
+# incorrect); set exactly when a weighted sketch has such rows.
+_FLAG_WEIGHTLESS = 2
+_WEIGHTLESS_FIELDS = struct.Struct("<QQ")
 # An unweighted report ranks the rows themselves when they are at most this many per cell
 _ROW_RANKING_FACTOR = 4
-_KNOWN_FLAGS = _FLAG_WEIGHTED
+_KNOWN_FLAGS = _FLAG_WEIGHTED | _FLAG_WEIGHTLESS
+_MIN_RESOLUTION = 2.0**-53  # the spacing of floats just below 1: no finer grid exists there
 
 
 def _check_resolution(resolution: Any) -> int | None:
@@ -92,6 +99,11 @@ def _check_resolution(resolution: Any) -> int | None:
     if not (0.0 < r <= 1.0):
         raise ValidationError(
             f"resolution must be None or a number in (0, 1]; found {resolution!r}")
+    if r < _MIN_RESOLUTION:
+        raise ValidationError(
+            f"resolution must be at least 2**-53 ({_MIN_RESOLUTION!r}: floats near 1 are "
+            f"that far apart, so a finer grid snaps nothing; use resolution=None for exact "
+            f"values); found {resolution!r}")
     m = round(1.0 / r)
     if abs(m * r - 1.0) > 1e-9:
         raise ValidationError(
@@ -119,6 +131,41 @@ def _first(mask: np.ndarray) -> int:
     return int(np.argmax(mask))
 
 
+def _check_total_weight(w_pos: np.ndarray, w_neg: np.ndarray, name: str) -> None:
+    """The cells' weights and their total are finite floats: a sketch keeps the weights as
+    given (ECARB counts them as predictions), so their sum must not overflow."""
+    with np.errstate(over="ignore"):
+        total = float(w_pos.sum()) + float(w_neg.sum())
+    if not math.isfinite(total):
+        raise ValidationError(
+            f"{name} must add up to at most the largest float64, {sys.float_info.max!r}, in "
+            f"a sketch (which keeps the weights as given); found a total that overflows. "
+            "Scale the weights down: every metric but ECARB is unchanged by a common factor")
+
+
+def _scaled(r: Ranking) -> Ranking:
+    """The cells' Ranking with the weights scaled by the power of two that brings the
+    largest into [1, 2), as the arrays' Ranking is: AUROC multiplies two class totals,
+    which overflow for weights near the largest float (scaling changes no AUROC)."""
+    w = r.weights
+    assert w is not None
+    both = scale_weights(np.concatenate([w.pos, w.neg]))
+    return r.with_weights(both[:w.pos.shape[0]], both[w.pos.shape[0]:])
+
+
+def _one_class_auroc(sketch: CalibrationSketch, r: Ranking) -> float | None:
+    """NaN with the warning the arrays give when AUROC has one class, counting the rows
+    (a cell is many predictions); None when both classes carry weight."""
+    if r.pos_weight > 0 and r.neg_weight > 0:
+        return None
+    n_pos = sketch.n - sketch.n_errors
+    if sketch.weighted and n_pos and sketch.n_errors:
+        label = "incorrect" if r.pos_weight == 0 else "correct"
+        return undefined_metric("auroc", f"every prediction with positive weight is {label}")
+    label = "correct" if sketch.n_errors == 0 else "incorrect"
+    return undefined_metric("auroc", f"all {sketch.n} predictions are {label} (one class only)")
+
+
 def _check_cells(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
                  w_pos: np.ndarray | None, w_neg: np.ndarray | None,
                  resolution: float | None, n_rows: int | None, where: str) -> None:
@@ -127,8 +174,8 @@ def _check_cells(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
     Values finite, in [0, 1], +0.0 not -0.0 (pack_keys drops the sign), strictly ascending,
     on the grid when snapped (``resolution`` already checked); counts >= 0, at least one
     row per cell, adding up to ``n_rows`` (None: not compared) without int64 overflow;
-    weights finite, >= 0, exactly 0 on the side of a cell with no rows (a total of zero is
-    a sketch of rows without weight).
+    weights finite, exactly 0 on the side of a cell with no rows and > 0 on a side with
+    rows (rows of zero weight are counted outside the cells).
     """
     cells = values.shape[0]
     arrays: dict[str, np.ndarray | None] = {"n_correct": n_pos, "n_incorrect": n_neg}
@@ -190,7 +237,8 @@ def _check_cell_counts(values: np.ndarray, n_pos: np.ndarray, n_neg: np.ndarray,
 
 def _check_cell_weights(w_pos: np.ndarray, w_neg: np.ndarray, n_pos: np.ndarray,
                         n_neg: np.ndarray, where: str) -> None:
-    """Weights finite, >= 0, exactly 0 on the side of a cell with no rows."""
+    """Weights finite, exactly 0 on the side of a cell with no rows and > 0 on a side with
+    rows (the rows of zero weight are counted apart, outside the cells)."""
     for name, w, n in (("w_correct", w_pos, n_pos), ("w_incorrect", w_neg, n_neg)):
         bad = ~(np.isfinite(w) & (w >= 0.0))
         if bad.any():
@@ -202,6 +250,29 @@ def _check_cell_weights(w_pos: np.ndarray, w_neg: np.ndarray, n_pos: np.ndarray,
             i = _first(ghost)
             raise ValidationError(f"{where}: {name} must be 0 where n_{name[2:]} is 0; found "
                                   f"{float(w[i])!r} at index {i}")
+        weightless = (n > 0) & (w == 0.0)
+        if weightless.any():
+            i = _first(weightless)
+            raise ValidationError(
+                f"{where}: {name} must be > 0 where n_{name[2:]} is > 0 (rows of zero "
+                f"weight are counted in n_weightless_{name[2:]}, not in a cell); found 0.0 "
+                f"for {int(n[i])} rows at index {i}")
+
+
+def _check_weightless(weightless: tuple[int, int], weighted: bool, cells_total: int,
+                      where: str) -> None:
+    """The counts of zero-weight rows: whole numbers >= 0, only in a weighted sketch, and
+    adding to the cells' rows without int64 overflow."""
+    for name, k in zip(("n_weightless_correct", "n_weightless_incorrect"), weightless,
+                       strict=True):
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValidationError(f"{where}: {name} must be a whole number >= 0; found {k!r}")
+    if any(weightless) and not weighted:
+        raise ValidationError(f"{where}: only a weighted sketch has rows of zero weight; "
+                              f"found {weightless[0]} + {weightless[1]} in an unweighted one")
+    if cells_total + int(weightless[0]) + int(weightless[1]) > 2**63 - 1:
+        raise ValidationError(f"{where}: the row counts must add up to at most 2**63 - 1; "
+                              f"they overflow")
 
 
 def _is_empty_chunk(correct: Any, confidence: Any, sample_weight: Any) -> bool:
@@ -264,15 +335,17 @@ def _check_digest(stored: bytes, covered: bytes | memoryview, part: str) -> None
 
 
 def _check_blob_length(data: bytes, cells: int, n_cols: int, header_size: int,
-                       digest_size: int) -> None:
-    """The blob is exactly as long as its header says: neither truncated nor trailing."""
-    payload = cells * 8 * n_cols  # a Python int: a hostile n_cells cannot overflow it
+                       digest_size: int, tail: int = 0) -> None:
+    """The blob is exactly as long as its header says: neither truncated nor trailing.
+    ``tail``: bytes after the columns (the counts of zero-weight rows)."""
+    payload = cells * 8 * n_cols + tail  # a Python int: a hostile n_cells cannot overflow it
     expected = header_size + payload + digest_size
     checksum = f" and a {digest_size}-byte checksum" if digest_size else ""
+    counts = f" + {tail} bytes of zero-weight row counts" if tail else ""
     if len(data) < expected:
         raise ValidationError(
             f"sketch blob is truncated: its header says {payload} bytes of payload "
-            f"({cells} cells x {n_cols} columns){checksum} after the {header_size}-byte "
+            f"({cells} cells x {n_cols} columns{counts}){checksum} after the {header_size}-byte "
             f"header, {expected} bytes in all; found {len(data)}")
     if len(data) > expected:
         extra = len(data) - expected
@@ -297,7 +370,7 @@ def _mergeable(sketches: Any) -> list[CalibrationSketch]:
             raise ValidationError(
                 f"sketches must share a resolution to merge; found {first.resolution!r} "
                 f"and {s.resolution!r} at index {i}")
-    filled = [(i, s) for i, s in enumerate(parts) if len(s.values)]
+    filled = [(i, s) for i, s in enumerate(parts) if s.n]
     for i, s in filled[1:]:
         if s.weighted != filled[0][1].weighted:
             raise ValidationError(
@@ -342,8 +415,12 @@ class CalibrationSketch:
         Rows per value.
     w_correct, w_incorrect : ndarray of float64 or None
         Weight per value when the sketch was built with ``sample_weight``; None otherwise
-        (the counts are the weights).
+        (the counts are the weights). Every row counted in a cell has a positive weight.
     resolution : float or None
+    n_weightless_correct, n_weightless_incorrect : int
+        Rows of zero weight (weighted sketches only). They count in :attr:`n` and
+        :attr:`n_errors`, as rows of zero weight do in :func:`confcal.calibration_report`,
+        and in nothing else: no cell, no bin, no metric. Their confidences are not kept.
 
     See Also
     --------
@@ -380,6 +457,8 @@ class CalibrationSketch:
     w_correct: np.ndarray | None = None
     w_incorrect: np.ndarray | None = None
     resolution: float | None = None
+    n_weightless_correct: int = 0
+    n_weightless_incorrect: int = 0
 
     # -- construction -----------------------------------------------------------------
     @classmethod
@@ -400,8 +479,10 @@ class CalibrationSketch:
         Two inputs the array metrics refuse are valid chunks here, so that per-partition
         and streaming code needs no special case: empty arrays give the empty sketch
         (:meth:`empty`, weighted when ``sample_weight`` is given), and weights that are
-        all zero give a sketch whose rows carry no weight (they add to ``n``, as rows of
-        zero weight do in :func:`confcal.calibration_report`, and to no metric).
+        all zero give a sketch whose rows carry no weight. Rows of zero weight are
+        counted apart (``n_weightless_correct``, ``n_weightless_incorrect``): they add to
+        ``n`` and ``n_errors``, as rows of zero weight do in
+        :func:`confcal.calibration_report`, and to no cell, bin or metric.
 
         See Also
         --------
@@ -426,11 +507,19 @@ class CalibrationSketch:
             n_pos = np.add.reduceat(low_bits(keys).view(np.uint8), starts, dtype=np.int64)
             return cls(bits[starts].view(np.float64), n_pos, rows - n_pos, None, None,
                        resolution)
+        live = w > 0
+        weightless = (int(np.count_nonzero(y & ~live)), int(np.count_nonzero(~y & ~live)))
+        if not live.all():
+            y, c, w = y[live], c[live], w[live]
+        if not live.any():
+            return cls.empty(resolution=resolution, weighted=True)._with_weightless(*weightless)
         keys = pack_keys(y, c)
         cell_keys, inverse = np.unique(keys, return_inverse=True)
         counts = np.bincount(inverse, minlength=cell_keys.shape[0])
         weights = grouped_sum(inverse, w, cell_keys.shape[0])  # digits kept as n grows
-        return cls._from_cells(cell_keys, counts, weights, resolution)
+        _check_total_weight(weights, np.zeros(0), "sample_weight")
+        return cls._from_cells(cell_keys, counts, weights, resolution)._with_weightless(
+            *weightless)
 
     @classmethod
     def _from_cells(cls, cell_keys: np.ndarray, counts: np.ndarray,
@@ -511,12 +600,18 @@ class CalibrationSketch:
         parts = _mergeable(sketches)
         first = parts[0]
         filled = [s for s in parts if len(s.values)]
-        if not filled:  # nothing but empty sketches: weighted if any of them is
+        weightless = (sum(s.n_weightless_correct for s in parts),
+                      sum(s.n_weightless_incorrect for s in parts))
+        if not filled:  # no cells: weighted if any sketch is
             return cls.empty(resolution=first.resolution,
-                             weighted=any(s.weighted for s in parts))
-        if len(filled) == 1:  # the empty ones are the identity
-            return filled[0]
-        return cls._merge_cells(filled, filled[0].weighted, first.resolution)
+                             weighted=any(s.weighted for s in parts)
+                             )._with_weightless(*weightless)
+        if len(filled) == 1:  # the others add no cell
+            one = filled[0]
+            same = (one.n_weightless_correct, one.n_weightless_incorrect) == weightless
+            return one if same else one._with_weightless(*weightless)
+        return cls._merge_cells(filled, filled[0].weighted, first.resolution)._with_weightless(
+            *weightless)
 
     @classmethod
     def _merge_cells(cls, parts: list[CalibrationSketch], weighted: bool,
@@ -535,10 +630,16 @@ class CalibrationSketch:
 
         w_pos = w_neg = None
         if weighted:
-            w_pos = add([s._w(True) for s in parts])
-            w_neg = add([s._w(False) for s in parts])
+            with np.errstate(over="ignore"):
+                w_pos = add([s._w(True) for s in parts])
+                w_neg = add([s._w(False) for s in parts])
+            _check_total_weight(w_pos, w_neg, "the weights of the merged sketches")
         return cls(bits[starts].view(np.float64), add([s.n_correct for s in parts]),
                    add([s.n_incorrect for s in parts]), w_pos, w_neg, resolution)
+
+    def _with_weightless(self, correct: int, incorrect: int) -> CalibrationSketch:
+        """This sketch with these counts of zero-weight rows."""
+        return replace(self, n_weightless_correct=correct, n_weightless_incorrect=incorrect)
 
     def _w(self, correct: bool) -> np.ndarray:
         w = self.w_correct if correct else self.w_incorrect
@@ -552,12 +653,14 @@ class CalibrationSketch:
 
     @property
     def n(self) -> int:
-        """Rows summarised."""
-        return int(self.n_correct.sum() + self.n_incorrect.sum())
+        """Rows summarised, those of zero weight included."""
+        return int(self.n_correct.sum() + self.n_incorrect.sum()) + int(
+            self.n_weightless_correct + self.n_weightless_incorrect)
 
     @property
     def n_errors(self) -> int:
-        return int(self.n_incorrect.sum())
+        """Incorrect rows summarised, those of zero weight included."""
+        return int(self.n_incorrect.sum()) + int(self.n_weightless_incorrect)
 
     @property
     def tied_pair_share(self) -> float:
@@ -583,7 +686,9 @@ class CalibrationSketch:
         keys = np.column_stack([bits, bits | 1]).ravel()[keep]
         rows = np.column_stack([self.n_incorrect, self.n_correct]).ravel()[keep]
         weights = Weights(self._w(True)[has_pos], self._w(False)[has_neg])
-        return Ranking(keys, weights), rows
+        # a cell of rows without weight (only in a sketch built by hand) is in no bin's count
+        cell_weight = np.column_stack([self._w(False), self._w(True)]).ravel()[keep]
+        return Ranking(keys, weights), np.where(cell_weight > 0, rows, 0)
 
     def _row_keys(self) -> np.ndarray:
         """The sorted packed keys of the rows themselves: each cell's key repeated once per
@@ -673,9 +778,11 @@ class CalibrationSketch:
         brier = math.fsum([squared_error_sum(1.0, values, pos),
                            squared_error_sum(0.0, values, neg)]) / total
         ecarbs, ceilings = self._ecarb(r, budgets, ties)
+        one_class = _one_class_auroc(self, r)
+        auroc = ranked_auroc(_scaled(r)) if one_class is None else one_class
         return CalibrationReport(
             n=self.n, n_errors=self.n_errors, accuracy=float(pos.sum()) / total,
-            auroc=ranked_auroc(r), ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
+            auroc=auroc, ece=ece_from_bins(bins, r.total_weight), mce=mce_from_bins(bins),
             brier=brier, ecarb=ecarbs, ecarb_ceiling=ceilings,
             bins=bins_frame(bins, 0, weighted=self.weighted),
             n_bins=n_bins, binning=binning, ties=ties)
@@ -787,20 +894,27 @@ class CalibrationSketch:
         """The version-2 binary form: little-endian, checksummed, no pickle.
 
         A 40-byte header — magic ``b"CCSK"``, uint16 version (2), uint16 flags (bit 0:
-        weighted), float64 resolution (NaN for none), uint64 number of cells, uint64 rows,
-        then the first 8 bytes of the SHA-256 of those 32 bytes — then per cell, column by
-        column: float64 values, int64 correct counts, int64 incorrect counts, and if
-        weighted float64 correct and incorrect weights; last, the first 16 bytes of the
-        SHA-256 of every byte before them. The byte table is in docs/scaling.md.
+        weighted; bit 1: rows of zero weight follow), float64 resolution (NaN for none),
+        uint64 number of cells, uint64 rows, then the first 8 bytes of the SHA-256 of those
+        32 bytes — then per cell, column by column: float64 values, int64 correct counts,
+        int64 incorrect counts, and if weighted float64 correct and incorrect weights; with
+        bit 1, two uint64, the correct and incorrect rows of zero weight; last, the first
+        16 bytes of the SHA-256 of every byte before them. The byte table is in
+        docs/scaling.md.
 
         Deterministic: equal sketches give equal bytes. A sketch whose cells break the
         invariants :meth:`from_bytes` checks (possible only for one built by hand) raises
         :class:`~confcal.exceptions.ValidationError`, so every blob written can be read.
         """
         _check_resolution(self.resolution)
+        where = "sketch cannot be written"
         _check_cells(self.values, self.n_correct, self.n_incorrect, self.w_correct,
-                     self.w_incorrect, self.resolution, None, "sketch cannot be written")
-        flags = _FLAG_WEIGHTED if self.weighted else 0
+                     self.w_incorrect, self.resolution, None, where)
+        weightless = (self.n_weightless_correct, self.n_weightless_incorrect)
+        _check_weightless(weightless, self.weighted,
+                          int(self.n_correct.sum() + self.n_incorrect.sum()), where)
+        flags = (_FLAG_WEIGHTED if self.weighted else 0) | (
+            _FLAG_WEIGHTLESS if any(weightless) else 0)
         res = math.nan if self.resolution is None else float(self.resolution)
         fields = _FIELDS.pack(_MAGIC, _VERSION, flags, res, self.values.shape[0], self.n)
         parts = [fields, _digest(fields, _HEADER_DIGEST_SIZE),
@@ -808,6 +922,8 @@ class CalibrationSketch:
                  self.n_incorrect.astype("<i8").tobytes()]
         if self.weighted:
             parts += [self._w(True).astype("<f8").tobytes(), self._w(False).astype("<f8").tobytes()]
+        if any(weightless):
+            parts.append(_WEIGHTLESS_FIELDS.pack(*map(int, weightless)))
         body = b"".join(parts)
         return body + _digest(body, _DIGEST_SIZE)
 
@@ -835,8 +951,9 @@ class CalibrationSketch:
             (corrupted); or content breaking the sketch's invariants — values finite,
             within [0, 1], strictly ascending and on the grid when snapped; resolution
             none or in (0, 1] dividing 1; known flags only; counts >= 0, at least one row
-            per value, adding up to the header's row count; weights finite, >= 0, zero
-            where the count is zero. No other exception type
+            per value, adding up (with the rows of zero weight) to the header's row
+            count; weights finite, zero where the count is zero and positive where it is
+            not. No other exception type
             escapes, and lengths are checked against ``len(data)`` before anything is
             allocated, so the cost stays O(len(data)) on hostile input.
 
@@ -862,7 +979,13 @@ class CalibrationSketch:
             raise ValidationError(f"{where}: unknown flags 0x{flags:04x} (bit 0, weighted, is "
                                   f"the only one); a newer confcal wrote it, or it is corrupted")
         weighted = bool(flags & _FLAG_WEIGHTED)
-        _check_blob_length(data, cells, 5 if weighted else 3, header_size, digest_size)
+        tallied = bool(flags & _FLAG_WEIGHTLESS)
+        if tallied and not weighted:
+            raise ValidationError(f"{where}: flag bit 1 (rows of zero weight) is set without "
+                                  "bit 0 (weighted)")
+        tally_size = _WEIGHTLESS_FIELDS.size if tallied else 0
+        _check_blob_length(data, cells, 5 if weighted else 3, header_size, digest_size,
+                           tally_size)
         if digest_size:
             _check_digest(data[-digest_size:], memoryview(data)[:-digest_size], "")
         resolution = None if math.isnan(res) else res
@@ -876,8 +999,23 @@ class CalibrationSketch:
                 .astype(dt[1:]) for i, dt in enumerate(
                     ["<f8", "<i8", "<i8"] + (["<f8", "<f8"] if weighted else []))]
         w_pos, w_neg = (cols[3], cols[4]) if weighted else (None, None)
-        _check_cells(cols[0], cols[1], cols[2], w_pos, w_neg, resolution, n_rows, where)
-        return cls(cols[0], cols[1], cols[2], w_pos, w_neg, resolution)
+        weightless = (0, 0)
+        if tallied:
+            weightless = _WEIGHTLESS_FIELDS.unpack_from(
+                data, header_size + cells * 8 * 5)
+            if not any(weightless):
+                raise ValidationError(f"{where}: flag bit 1 is set but the rows of zero "
+                                      "weight are 0 and 0 (the flag is set only for some)")
+        _check_cells(cols[0], cols[1], cols[2], w_pos, w_neg, resolution,
+                     None if tallied else n_rows, where)
+        if tallied:
+            in_cells = int(cols[1].sum() + cols[2].sum())
+            _check_weightless(weightless, weighted, in_cells, where)
+            if in_cells + sum(weightless) != n_rows:
+                raise ValidationError(
+                    f"{where}: the header says {n_rows} rows; the cells hold {in_cells} and "
+                    f"the rows of zero weight {weightless[0]} + {weightless[1]}")
+        return cls(cols[0], cols[1], cols[2], w_pos, w_neg, resolution, *weightless)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CalibrationSketch):
@@ -888,6 +1026,8 @@ class CalibrationSketch:
         return (self.resolution == other.resolution and same_w
                 and np.array_equal(self.values, other.values)
                 and np.array_equal(self.n_correct, other.n_correct)
-                and np.array_equal(self.n_incorrect, other.n_incorrect))
+                and np.array_equal(self.n_incorrect, other.n_incorrect)
+                and self.n_weightless_correct == other.n_weightless_correct
+                and self.n_weightless_incorrect == other.n_weightless_incorrect)
 
     __hash__ = None  # type: ignore[assignment]

@@ -244,8 +244,8 @@ def _bin_members(
     run_bin = -1
     for position, i in enumerate(order):
         if position == 0 or c[i] != c[order[position - 1]]:
-            # W_before == W_total only for zero-weight rows after all of the weight; they
-            # would land in bin M, which does not exist: they join the last bin.
+            # W_before within 1e-9 of W_total (a last run of tiny weight, or zero-weight
+            # rows after all of the weight) gives bin M, which does not exist: the last bin.
             run_bin = min(_whole_floor(before * n_bins / total), n_bins - 1)
         members.setdefault(run_bin, []).append(i)
         before += w[i]
@@ -255,15 +255,31 @@ def _bin_members(
 def _exact_bins(
     y: list[bool], c: list[float], w: list[Fraction], n_bins: int, binning: str
 ) -> list[tuple[int, int, Fraction, Fraction, Fraction]]:
-    """(bin, rows, weight, accuracy, mean confidence) per bin with positive weight, exact."""
+    """(bin, rows of positive weight, weight, accuracy, mean confidence) per bin with
+    positive weight, exact."""
     out = []
     for b, rows in sorted(_bin_members(c, w, n_bins, binning).items()):
-        weight = sum((w[i] for i in rows), Fraction(0))
-        if weight == 0:  # only zero-weight rows: accuracy is undefined, the bin is empty
+        rows = [i for i in rows if w[i] > 0]  # a row of weight 0 is in no bin
+        if not rows:  # only zero-weight rows: accuracy is undefined, the bin is empty
             continue
+        weight = sum((w[i] for i in rows), Fraction(0))
         accuracy = sum((w[i] for i in rows if y[i]), Fraction(0)) / weight
         mean_confidence = sum((w[i] * Fraction(c[i]) for i in rows), Fraction(0)) / weight
         out.append((b, len(rows), weight, accuracy, mean_confidence))
+    return out
+
+
+def _bin_bounds(c: list[float], w: list[Fraction], n_bins: int, binning: str
+                ) -> dict[int, tuple[float, float]]:
+    """Bin index -> (lower, upper): the edges (uniform), or the smallest and largest
+    confidence of the bin's rows of positive weight (quantile)."""
+    out = {}
+    for b, rows in _bin_members(c, w, n_bins, binning).items():
+        live = [c[i] for i in rows if w[i] > 0]
+        if binning == "uniform":
+            out[b] = (b / n_bins, (b + 1) / n_bins)
+        elif live:
+            out[b] = (min(live), max(live))
     return out
 
 
@@ -286,10 +302,11 @@ def reference_bins(
         "quantile": equal-mass bins on the sorted confidences; the element of rank r (0-based,
         of n) nominally goes to bin floor(r·M/n), and a run of equal confidences goes wholly
         to the bin of its first (lowest-rank) element. With weights the rank is the total
-        weight strictly before the element, floor(W_before·M/W_total), computed exactly
-        (zero-weight rows after all of the weight, where that is M, join the last bin).
-        Each floor counts a value within a relative 1e-9 of a whole number as that number
-        (as :func:`reference_review_count` does), so scaling every weight changes no bin.
+        weight strictly before the element, floor(W_before·M/W_total), computed exactly;
+        a nominal bin M (W_before within the tolerance below of W_total) is the last bin.
+        Rows of zero weight are in no bin. Each floor counts a value within a relative
+        1e-9 of a whole number as that number (as :func:`reference_review_count` does), so
+        scaling every weight changes no bin.
         "uniform": bins [i/M, (i+1)/M) with edges ``i / M`` computed in float, the last bin
         closed at 1.0.
     sample_weight : array-like, optional
@@ -299,10 +316,11 @@ def reference_bins(
     list of dict
         One dict per bin holding rows of positive total weight (a bin of zero-weight rows only
         has no accuracy and is dropped like an empty one), in increasing bin order, with
-        keys ``bin`` (the nominal index i in 0..M-1), ``count`` (number of rows), ``weight``
-        (their total weight), ``mean_confidence`` and ``accuracy`` (weighted means) and
-        ``gap`` = mean_confidence − accuracy (positive: overconfident). Empty bins are
-        dropped.
+        keys ``bin`` (the nominal index i in 0..M-1), ``lower`` and ``upper`` (uniform: the
+        edges i/M and (i+1)/M; quantile: the smallest and largest confidence of its rows of
+        positive weight), ``count`` (number of rows of positive weight), ``weight`` (their
+        total weight), ``mean_confidence`` and ``accuracy`` (weighted means) and ``gap`` =
+        mean_confidence − accuracy (positive: overconfident). Empty bins are dropped.
 
     Examples
     --------
@@ -317,9 +335,12 @@ def reference_bins(
     y, c, w = _data(correct, confidence, sample_weight)
     n_bins = _check_n_bins(n_bins)
     binning = check_option(binning, "binning", _BINNINGS)
+    bounds = _bin_bounds(c, w, n_bins, binning)
     return [
         {
             "bin": b,
+            "lower": bounds[b][0],
+            "upper": bounds[b][1],
             "count": count,
             "weight": _float(weight),
             "mean_confidence": _float(conf),
