@@ -4,18 +4,22 @@ Usage (from the repository root)::
 
     python benchmarks/bench_scoring.py                  # creates /tmp/stickler-venv if absent
     python benchmarks/bench_scoring.py --no-stickler    # confcal only
+    python benchmarks/bench_scoring.py --profile        # and where confcal's time goes
 
 stickler-eval is never a confcal dependency: it is installed into a separate virtual
 environment (``--venv``, default ``/tmp/stickler-venv``; created with
 ``python -m venv`` + ``pip install stickler-eval==1.0.0`` on first use) and run in a
 subprocess that re-executes this file with ``--stickler-worker``. Both sides score the same
-JSON documents in the same run; stickler is timed on a handful of them because it takes
-about a second per document.
+JSON documents in the same run; stickler is timed on a few of them (about 0.1 s per document
+and step). Two stickler figures: (a) ``compare_with`` alone on prebuilt models, (b) its
+counts-plus-calibration pipeline from the same JSON (models built, ``compare_with`` with the
+field comparisons, ``ConfidenceCalculator.extract``), what ``score_documents`` returns.
 
 Workload: invoices with 20 line items, predictions with typos, amount drift, reformatted
 dates, dropped, invented and shuffled items, and a confidence on every predicted leaf
-(stickler gets the bare values). Reported: documents per second for each, their ratio,
-and the time to score one document with 300 truth and 300 predicted line items.
+(stickler gets the bare values for (a), the rich-value form for (b)). Reported: documents
+per second for each, both ratios, the time to score one document with 300 truth and 300
+predicted line items, the load average, and with ``--profile`` a cProfile of one call.
 
 Times are CPU seconds of the process (``time.process_time``) and the fastest of several
 runs, on both sides, so that other work on a shared machine inflates neither.
@@ -27,7 +31,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -146,32 +149,70 @@ def bare(pred: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------ stickler
 
 
+def rich(pred: dict[str, Any]) -> dict[str, Any]:
+    """The prediction in stickler's rich-value form (``{"_value", "_confidence"}`` leaves)."""
+    def value(leaf: Any) -> Any:
+        if isinstance(leaf, dict):
+            return {"_value": leaf["value"], "_confidence": leaf["confidence"]}
+        return leaf
+
+    out = {k: value(v) for k, v in pred.items() if k != "LineItems"}
+    out["LineItems"] = [{k: value(v) for k, v in item.items()} for item in pred["LineItems"]]
+    return out
+
+
+def _fastest(repeat: int, step: Any) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.process_time()
+        out = step()
+        best = min(best, time.process_time() - t0)
+    return best, out
+
+
 def stickler_worker(path: str, repeat: int) -> None:
-    """Runs inside the stickler virtualenv: time compare_with on each document pair.
+    """Runs inside the stickler virtualenv: time stickler's two pipelines on each document.
 
-    Each document is timed ``repeat`` times and its fastest run kept, as confcal's best of
-    several runs is, so that a busy machine does not flatter either side.
+    ``compare``: ``compare_with(include_confusion_matrix=True)`` on models built beforehand
+    from the bare values (the counts alone). ``pipeline``: what stickler-eval needs to give
+    the counts and the per-field calibration pairs from the same JSON documents: build the
+    truth model and the prediction from its rich-value form (``from_json``, which keeps the
+    confidences), ``compare_with(include_confusion_matrix=True,
+    document_field_comparisons=True)`` and ``ConfidenceCalculator.extract`` (the
+    ``(confidence, is_match)`` pairs, keyed by field path). Each step is timed ``repeat``
+    times and its fastest run kept, as confcal's best of several runs is.
     """
+    import warnings
 
+    warnings.filterwarnings("ignore")
     import stickler
+    from stickler.structured_object_evaluator.models.confidence import ConfidenceCalculator
 
     # the FCC-equivalent models, shared with the test that checks conventions="stickler-1.0"
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from _stickler_models import fcc_models
 
     Invoice, _ = fcc_models()
-
+    calculator = ConfidenceCalculator()
     data = json.loads(Path(path).read_text())
-    times = []
-    for truth, pred in zip(data["truths"], data["predictions"], strict=True):
-        gt, pr = Invoice(**truth), Invoice(**pred)
-        best = float("inf")
-        for _ in range(repeat):
-            t0 = time.process_time()
-            gt.compare_with(pr, include_confusion_matrix=True)
-            best = min(best, time.process_time() - t0)
-        times.append(best)
-    print(json.dumps({"version": stickler.__version__, "seconds": times}))
+    steps: dict[str, list[float]] = {"compare": [], "build": [], "compare_fields": [],
+                                     "extract": []}
+    n_pairs = 0
+    for truth, bare_pred, rich_pred in zip(data["truths"], data["bare"], data["rich"],
+                                           strict=True):
+        gt, pr = Invoice(**truth), Invoice(**bare_pred)
+        steps["compare"].append(
+            _fastest(repeat, lambda: gt.compare_with(pr, include_confusion_matrix=True))[0])
+        seconds, (gt_rich, pred_rich) = _fastest(
+            repeat, lambda: (Invoice(**truth), Invoice.from_json(rich_pred)))
+        steps["build"].append(seconds)
+        seconds, result = _fastest(repeat, lambda: gt_rich.compare_with(
+            pred_rich, include_confusion_matrix=True, document_field_comparisons=True))
+        steps["compare_fields"].append(seconds)
+        seconds, extracted = _fastest(repeat, lambda: calculator.extract(result, pred_rich))
+        steps["extract"].append(seconds)
+        n_pairs += sum(len(found) for found in extracted.keyed_pairs.values())
+    print(json.dumps({"version": stickler.__version__, "seconds": steps, "pairs": n_pairs}))
 
 
 def ensure_venv(venv: Path) -> Path:
@@ -192,7 +233,8 @@ def ensure_venv(venv: Path) -> Path:
 def run_stickler(python: Path, truths: list[Any], preds: list[Any], repeat: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "docs.json"
-        path.write_text(json.dumps({"truths": truths, "predictions": preds}))
+        path.write_text(json.dumps({"truths": truths, "bare": [bare(p) for p in preds],
+                                    "rich": [rich(p) for p in preds]}))
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
         proc = subprocess.run([str(python), __file__, "--stickler-worker", str(path),
                                "--stickler-repeat", str(repeat)],
@@ -220,18 +262,132 @@ def time_confcal(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> 
     return best
 
 
+def profile_confcal(truths: dict[str, Any], preds: dict[str, Any], top: int) -> None:
+    """cProfile of one cold score_documents call: where the time goes, per document."""
+    import cProfile
+    import pstats
+
+    from confcal.scoring import comparators, score_documents
+    from confcal.scoring.presets import FCC_INVOICE
+
+    comparators.clear_caches()
+    profiler = cProfile.Profile(time.process_time)
+    profiler.enable()
+    score_documents(FCC_INVOICE, truths, preds)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    total = stats.total_tt  # type: ignore[attr-defined]
+    n = len(truths)
+    print(f"\nprofile   one cold call, {n} invoices: {total:.3f} s under cProfile "
+          f"= {total / n * 1e6:,.0f} us/doc; by own time (tottime):")
+    rows = stats.stats.items()  # type: ignore[attr-defined]
+
+    def show(ordered: list[Any]) -> None:
+        for (file, line, name), (_, calls, tottime, cumtime, _) in ordered[:top]:
+            where = f"{Path(file).name}:{line}({name})" if line else name
+            print(f"  own {tottime / n * 1e6:7.1f} us/doc {100 * tottime / total:5.1f}%  "
+                  f"cum {cumtime / n * 1e6:7.1f} us/doc {100 * cumtime / total:5.1f}%  "
+                  f"{calls:>8,} calls  {where}")
+
+    show(sorted(rows, key=lambda kv: -kv[1][2]))
+    print("  the phases: confcal functions by cumulative time")
+    show(sorted(((k, v) for k, v in rows if "confcal" in k[0] and "<" not in k[2]),
+                key=lambda kv: -kv[1][3]))
+
+
+def phase_times(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> None:
+    """The phases of a cold score_documents call timed directly (no profiler): the few
+    internal functions that make them up are wrapped with a CPU clock for the run."""
+    from confcal.scoring import _scoring, comparators
+    from confcal.scoring.presets import FCC_INVOICE
+
+    spent: dict[str, float] = {}
+    targets = [(_scoring, "check_item_work"), (_scoring, "_flush_top_fields"),
+               (_scoring, "_assemble"), (_scoring._ItemsField, "flush"),
+               (_scoring, "_pred_column"), (_scoring, "_check_truth_column"),
+               (_scoring, "missing_flags"), (_scoring._ItemsField, "_emit"),
+               (_scoring._ItemsField, "_read")]
+    originals = [(owner, name, getattr(owner, name)) for owner, name in targets]
+
+    def clocked(label: str, fn: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - t0
+        return run
+
+    best: tuple[float, dict[str, float]] = (float("inf"), {})
+    try:
+        for owner, name, fn in originals:
+            setattr(owner, name, clocked(name, fn))
+        for _ in range(repeat):
+            spent.clear()
+            comparators.clear_caches()
+            t0 = time.process_time()
+            score_documents = _scoring.score_documents
+            score_documents(FCC_INVOICE, truths, preds)
+            total = time.process_time() - t0
+            if total < best[0]:
+                best = (total, dict(spent))
+    finally:
+        for owner, name, fn in originals:
+            setattr(owner, name, fn)
+    total, phases = best
+    print(f"\nphases    timed directly, best of {repeat}: {total:.3f} s in all")
+    print("  line items (_ItemsField.flush), of which:".ljust(52)
+          + f"{phases['flush'] * 1e3:7.1f} ms {100 * phases['flush'] / total:5.1f}%")
+    inner = ("_pred_column", "_emit", "missing_flags", "_check_truth_column", "_read")
+    for name in inner:
+        print(f"    {name}".ljust(52) + f"{phases[name] * 1e3:7.1f} ms "
+              f"{100 * phases[name] / total:5.1f}%")
+    rest = phases["flush"] - sum(phases[name] for name in inner)
+    print("    the rest: parsing, similarities, assignment".ljust(52)
+          + f"{rest * 1e3:7.1f} ms {100 * rest / total:5.1f}%")
+    for name in ("check_item_work", "_assemble", "_flush_top_fields"):
+        print(f"  {name}".ljust(52) + f"{phases[name] * 1e3:7.1f} ms "
+              f"{100 * phases[name] / total:5.1f}%")
+
+
+def report_stickler(result: dict[str, Any], confcal_rate: float, same_rate: float) -> None:
+    steps = {k: sum(v) for k, v in result["seconds"].items()}
+    n = len(result["seconds"]["compare"])
+    compare_rate = n / steps["compare"]
+    pipeline = steps["build"] + steps["compare_fields"] + steps["extract"]
+    pipeline_rate = n / pipeline
+    print(f"stickler  {result['version']}, {n} invoices, seconds per document (mean):")
+    print(f"  (a) compare_with(include_confusion_matrix=True):      "
+          f"{steps['compare'] / n:.4f} s = {compare_rate:.2f} docs/s")
+    print(f"  (b) counts + calibration pairs, from the JSON:         "
+          f"{pipeline / n:.4f} s = {pipeline_rate:.2f} docs/s "
+          f"({result['pairs']:,} pairs)")
+    print(f"      build models (Invoice(**truth), from_json(rich)):  {steps['build'] / n:.4f} s")
+    print(f"      compare_with(..., document_field_comparisons=True): "
+          f"{steps['compare_fields'] / n:.4f} s")
+    print(f"      ConfidenceCalculator.extract:                      {steps['extract'] / n:.4f} s")
+    for label, rate in (("(a) compare_with alone:", compare_rate),
+                        ("(b) full pipeline:     ", pipeline_rate)):
+        print(f"ratio     confcal / stickler {label} {confcal_rate / rate:,.0f}x "
+              f"(same {n} docs: {same_rate / rate:,.0f}x)"
+              + ("; target >= 500x" if rate is pipeline_rate else ""))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=2000, help="documents scored by confcal")
-    parser.add_argument("--stickler-docs", type=int, default=10,
+    parser.add_argument("--docs", type=int, default=1000, help="documents scored by confcal")
+    parser.add_argument("--stickler-docs", type=int, default=20,
                         help="documents scored by stickler")
     parser.add_argument("--stickler-repeat", type=int, default=2,
-                        help="runs per stickler document (fastest kept)")
+                        help="runs per stickler document and step (fastest kept)")
     parser.add_argument("--items", type=int, default=20, help="line items per invoice")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=5, help="confcal runs (fastest kept)")
     parser.add_argument("--venv", type=Path, default=Path("/tmp/stickler-venv"))
     parser.add_argument("--no-stickler", action="store_true")
+    parser.add_argument("--profile", type=int, nargs="?", const=25, default=0, metavar="N",
+                        help="also print the N functions (default 25) where a cold "
+                             "score_documents call spends most of its own time")
     parser.add_argument("--stickler-worker", metavar="JSON", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stickler_worker:
@@ -239,34 +395,35 @@ def main() -> None:
         return
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"on {os.cpu_count()} CPUs")
     truths, preds = make_corpus(args.docs, args.items, args.seed)
     seconds = time_confcal(truths, preds, args.repeat)
     confcal_rate = args.docs / seconds
     print(f"confcal   score_documents: {args.docs} invoices x {args.items} items in "
-          f"{seconds:.3f} s = {confcal_rate:,.0f} docs/s")
+          f"{seconds:.3f} s = {confcal_rate:,.0f} docs/s ({seconds / args.docs * 1e6:,.0f} us/doc)")
 
     ids = list(truths)[: args.stickler_docs]
     same = {i: truths[i] for i in ids}, {i: preds[i] for i in ids}
     small = time_confcal(*same, args.repeat)
+    same_rate = len(ids) / small
     print(f"confcal   same {len(ids)} invoices as stickler: {small * 1e3:.1f} ms "
-          f"= {len(ids) / small:,.0f} docs/s")
+          f"= {same_rate:,.0f} docs/s")
 
     if not args.no_stickler:
         python = ensure_venv(args.venv)
-        result = run_stickler(python, [truths[i] for i in ids], [bare(preds[i]) for i in ids],
+        result = run_stickler(python, [truths[i] for i in ids], [preds[i] for i in ids],
                               args.stickler_repeat)
-        per_doc = result["seconds"]
-        stickler_rate = len(per_doc) / sum(per_doc)
-        print(f"stickler  {result['version']} compare_with(include_confusion_matrix=True): "
-              f"{len(per_doc)} invoices, median {statistics.median(per_doc):.3f} s/doc "
-              f"= {stickler_rate:.2f} docs/s")
-        print(f"ratio     confcal / stickler: {confcal_rate / stickler_rate:,.0f}x "
-              f"(same {len(ids)} docs: {len(ids) / small / stickler_rate:,.0f}x; target >= 500x)")
+        report_stickler(result, confcal_rate, same_rate)
 
     big_truths, big_preds = make_corpus(1, 300, args.seed + 1)
     big = time_confcal(big_truths, big_preds, args.repeat)
     n_pred = len(next(iter(big_preds.values()))["LineItems"])
     print(f"one invoice, 300 truth x {n_pred} predicted line items: {big:.3f} s (target < 1 s)")
+    if args.profile:
+        phase_times(truths, preds, args.repeat)
+        profile_confcal(truths, preds, args.profile)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -252,13 +252,6 @@ def test_dask_input_is_checked_like_arrays() -> None:
             cdask.dask_calibration_report(nothing)
 
 
-def test_score_refuses_empty_predictions(client: Any) -> None:
-    truths = db.from_sequence(_lines({"a": {}}), npartitions=1)
-    with pytest.raises(ValidationError,
-                       match=r"predictions must contain at least one document; found 0"):
-        cdask.score(FCC_INVOICE, truths, db.from_sequence([], npartitions=1))
-
-
 def test_a_weight_series_must_hold_the_rows_of_each_partition() -> None:
     base = pd.DataFrame({"correct": [1, 0, 1, 1, 0, 1],
                          "confidence": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
@@ -302,3 +295,23 @@ def test_a_weight_series_must_hold_the_rows_of_each_partition() -> None:
         with pytest.raises(ValidationError, match=r"^sample_weight must be aligned"):
             cdask.dask_calibration_report(ddf.clear_divisions(),
                                           sample_weight=repeated.clear_divisions())
+def test_score_refuses_empty_predictions_as_in_memory(client: Any) -> None:
+    docs = {"a": {"Agency": "ACME", "GrossTotal": "$10.00"}, "b": {"Agency": "GMMB"}}
+    truths = db.from_sequence(_lines(docs), npartitions=2)
+    none = db.from_sequence([], npartitions=1)
+    with pytest.raises(ValidationError) as on_dask:
+        cdask.score(FCC_INVOICE, truths, none)
+    with pytest.raises(ValidationError) as in_memory:
+        score_documents(FCC_INVOICE, docs, {})
+    assert str(on_dask.value) == str(in_memory.value)
+    assert str(on_dask.value).startswith("predictions must contain at least one document; "
+                                         "found 0 (for 2 truth documents)")
+    assert on_dask.value.option == in_memory.value.option == ("allow_empty", True)
+    # allowed: every truth document scored as all-missing, the rows of the in-memory call
+    table = cdask.score(FCC_INVOICE, truths, none, allow_empty=True).compute()
+    local = score_documents(FCC_INVOICE, docs, {}, allow_empty=True).entities
+    for column in ("doc_id", "field", "outcome", "correct"):
+        assert table[column].astype(str).tolist() == local[column].astype(str).tolist()
+    assert set(table["outcome"].astype(str)) == {"FN", "TN"}
+    with pytest.raises(ValidationError, match="allow_empty must be True or False; found 1"):
+        cdask.score(FCC_INVOICE, truths, none, allow_empty=1)

@@ -132,7 +132,7 @@ def _as_frame(docs: Any, name: str) -> Any:
 # ---------------------------------------------------------------------------- scoring
 def _empty_entities(schema: Schema) -> pd.DataFrame:
     # The column types of a scored table: score one empty document, keep no rows.
-    frame = score_documents(schema, {"_": {}}, {}).entities.iloc[:0]
+    frame = score_documents(schema, {"_": {}}, {}, allow_empty=True).entities.iloc[:0]
     return as_written(frame).reset_index(drop=True)
 
 
@@ -142,11 +142,14 @@ def _score_partition(part: pd.DataFrame, schema: Schema, strict: bool) -> pd.Dat
     truths = [(d, json.loads(t)) for d, t in zip(part["doc_id"], part["truth"], strict=True)]
     preds = [(d, json.loads(p)) for d, p in zip(part["doc_id"], part["prediction"], strict=True)
              if isinstance(p, str)]  # NaN: no prediction for this truth document
-    result = score_documents(schema, truths, preds, strict=strict)
+    # the whole collection's emptiness is checked eagerly by score(); a partition may
+    # hold only truth documents without a prediction
+    result = score_documents(schema, truths, preds, strict=strict, allow_empty=True)
     return as_written(result.entities).reset_index(drop=True)
 
 
-def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False) -> Any:
+def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False,
+          allow_empty: bool = False) -> Any:
     """Score documents held by Dask; returns the entity table as a dask DataFrame.
 
     Parameters
@@ -159,6 +162,9 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
     strict : bool, default False
         As in :func:`confcal.scoring.score_documents`: raise (at compute time) on a truth
         document without prediction or a predicted field outside the schema.
+    allow_empty : bool, default False
+        As in :func:`confcal.scoring.score_documents`: score ``predictions`` with no
+        document, every truth document as all-missing; by default that is an error.
 
     Returns
     -------
@@ -173,7 +179,8 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
     ValidationError
         Eagerly (one pass over the doc ids): a doc id repeated in truths or in predictions,
         a predicted doc id absent from truths, no truth documents, no predicted documents
-        (an empty collection, most often a wrong path or filter). At compute time: what
+        (unless ``allow_empty``: an empty collection is most often a wrong path or
+        filter). At compute time: what
         :func:`score_documents` raises for a document.
 
     Notes
@@ -200,6 +207,8 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
         raise ValidationError(f"schema must be a confcal Schema; found {type(schema).__name__}")
     if not isinstance(strict, bool):
         raise ValidationError(f"strict must be True or False; found {strict!r}")
+    if not isinstance(allow_empty, bool):
+        raise ValidationError(f"allow_empty must be True or False; found {allow_empty!r}")
     t = _as_frame(truths, "truths").rename(columns={"document": "truth"})
     p = _as_frame(predictions, "predictions").rename(columns={"document": "prediction"})
     t_counts = t["doc_id"].value_counts()
@@ -210,10 +219,11 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
         t_counts.sum(), p_counts.sum(), t_counts[t_counts > 1], p_counts[p_counts > 1], stray)
     if n_truth == 0:
         raise ValidationError("truths must contain at least one document; found 0")
-    if n_pred == 0:
+    if n_pred == 0 and not allow_empty:
         raise ValidationError(
             f"predictions must contain at least one document; found 0 (for {int(n_truth)} "
-            "truth documents): an empty collection is most often a wrong path or filter")
+            "truth documents): an empty collection is most often a wrong path or filter "
+            "({option} scores every truth document as missing)", option=("allow_empty", True))
     for name, repeated in (("truths", t_rep), ("predictions", p_rep)):
         if len(repeated):
             first = min(repeated.index)

@@ -192,7 +192,8 @@ def test_a_value_no_cell_can_hold_is_an_error(value):
 def test_a_cell_that_is_not_a_values_json_text_names_file_line_and_column(tmp_path):
     # a table whose values were written as plain text (pandas' to_csv on the table)
     entities = score_documents(Schema({"Agency": Field(Text())}), {"a": {"Agency": "ACME"},
-                                                             "b": {"Agency": "ACME"}}, {})
+                                                             "b": {"Agency": "ACME"}}, {},
+                               allow_empty=True)
     path = tmp_path / "plain.csv"
     entities.entities.to_csv(path, index=False)
     with pytest.raises(ValidationError) as info:

@@ -362,7 +362,9 @@ def test_raw_values_have_no_confidence():
 
 def bad(predictions=None, truths=None, schema=FCC_INVOICE, **kwargs):
     truths = truths if truths is not None else {"inv-17": invoice(5)}
-    return score_documents(schema, truths, predictions if predictions is not None else {}, **kwargs)
+    if predictions is None:  # the truth documents alone, every prediction missing
+        predictions, kwargs = {}, {"allow_empty": True, **kwargs}
+    return score_documents(schema, truths, predictions, **kwargs)
 
 
 def test_error_names_doc_and_field_path():
@@ -506,6 +508,37 @@ def test_truth_without_prediction_is_all_fn_and_counted():
         score_documents(FCC_INVOICE, {"a": truth, "b": truth}, {"b": truth}, strict=True)
 
 
+def test_no_predicted_documents_is_an_error_unless_allowed():
+    truth = invoice(1)
+    for empty in ({}, [], iter([])):
+        with pytest.raises(ValidationError,
+                           match=r"^predictions must contain at least one document; found 0 "
+                                 r"\(for 2 truth documents\): an empty collection is most "
+                                 r"often a wrong path or filter \(allow_empty=True scores "
+                                 r"every truth document as missing\)$") as info:
+            score_documents(FCC_INVOICE, {"a": truth, "b": truth}, empty)
+        assert info.value.option == ("allow_empty", True)
+    # allowed: each truth document scored as all-missing, and counted; the rows equal those
+    # of a truth document whose prediction is absent while another one has a prediction
+    result = score_documents(FCC_INVOICE, {"a": truth, "b": truth}, {}, allow_empty=True)
+    assert result.counts["docs_missing_prediction"] == 2
+    assert result.counts["documents"] == 2
+    # 6 top-level + 1 item x 5 sub-fields, every one present in truth: 11 FN per document
+    assert result.entities["outcome"].astype(str).value_counts().to_dict() == {"FN": 22}
+    some = score_documents(FCC_INVOICE, {"a": truth, "b": truth}, {"b": with_confidence(truth)})
+    pd.testing.assert_frame_equal(
+        result.entities[result.entities["doc_id"] == "a"].reset_index(drop=True),
+        some.entities[some.entities["doc_id"] == "a"].reset_index(drop=True))
+    for conventions in ("confcal", "stickler-1.0"):
+        with pytest.raises(ValidationError, match=r"^predictions must contain at least one"):
+            score_documents(FCC_INVOICE, {"a": truth}, {}, conventions=conventions)
+    with pytest.raises(ValidationError, match=r"^doc 'a': every truth document must have a "
+                                              r"prediction \(strict=True\)"):
+        score_documents(FCC_INVOICE, {"a": truth}, {}, allow_empty=True, strict=True)
+    with pytest.raises(ValidationError, match="allow_empty must be True or False; found 1"):
+        score_documents(FCC_INVOICE, {"a": truth}, {}, allow_empty=1)
+
+
 def test_unknown_predicted_fields_are_ignored_and_counted():
     truth = invoice(2)
     pred = with_confidence(truth)
@@ -623,7 +656,7 @@ def test_metadata_columns_follow_the_entity_columns():
 )
 def test_bad_metadata(metadata, match):
     with pytest.raises(ValidationError, match=match):
-        score_documents(FCC_INVOICE, {"a": invoice(1)}, {}, metadata=metadata)
+        score_documents(FCC_INVOICE, {"a": invoice(1)}, {}, metadata=metadata, allow_empty=True)
 
 
 # ------------------------------------------------------- undefined metrics

@@ -461,6 +461,7 @@ def score_documents(
     allow_case_mismatch: bool = False,
     conventions: str = "confcal",
     limits: InputLimits | None = None,
+    allow_empty: bool = False,
 ) -> ExtractionResult:
     """Score predicted documents against ground truth.
 
@@ -497,6 +498,11 @@ def score_documents(
     limits : InputLimits, optional
         Its ``max_value_chars`` (default 10,000) bounds the length of every string value
         compared, truth and prediction: text similarity is quadratic in the length.
+    allow_empty : bool, default False
+        Score ``predictions`` with no document at all: every truth document is then scored
+        as all-missing and counted in ``counts["docs_missing_prediction"]``. By default no
+        predicted documents is an error (most often a wrong path or filter upstream), as
+        for :func:`confcal.scoring.io.read_documents` and ``confcal score --allow-empty``.
 
     Returns
     -------
@@ -511,7 +517,8 @@ def score_documents(
         bad candidates list), a string value longer than ``limits.max_value_chars``, a
         prediction for a doc id absent from truths (with the truth's id when the two
         differ only in case), a predicted field named as a schema field in another case
-        (unless ``allow_case_mismatch``), a repeated doc id, no truth documents,
+        (unless ``allow_case_mismatch``), a repeated doc id, no truth documents, no
+        predicted documents (unless ``allow_empty``),
         a schema weight whose entity weight falls outside [1e-100, 1e100]
         (:data:`confcal._validation.MAX_WEIGHT`: sums must stay finite). The same location
         is in the error's ``doc_id``, ``field`` and ``index`` (position in ``truths``)
@@ -569,13 +576,15 @@ def score_documents(
     if not isinstance(allow_case_mismatch, bool):
         raise ValidationError(
             f"allow_case_mismatch must be True or False; found {allow_case_mismatch!r}")
+    if not isinstance(allow_empty, bool):
+        raise ValidationError(f"allow_empty must be True or False; found {allow_empty!r}")
     names = NameCheck(strict, allow_case_mismatch)
     checked_limits = check_limits(limits)
     max_chars = checked_limits.max_value_chars
     from . import _stickler
 
     stickler = _stickler.check_conventions(conventions) == "stickler-1.0"
-    truth_docs, pred_docs, doc_pos = _paired_inputs(truths, predictions)
+    truth_docs, pred_docs, doc_pos = _paired_inputs(truths, predictions, allow_empty)
     doc_ids = [doc_id for doc_id, _ in truth_docs]
     meta = metadata_columns(metadata, doc_ids, doc_pos)
     signature = extraction_signature(schema, conventions)
@@ -610,14 +619,20 @@ def score_documents(
 
 
 def _paired_inputs(
-    truths: Any, predictions: Any,
+    truths: Any, predictions: Any, allow_empty: bool,
 ) -> tuple[list[tuple[Any, Any]], dict[Any, Any], dict[Any, int]]:
     """The (doc_id, document) pairs of truths, the predictions by doc id, and each truth
-    doc id's position: at least one truth document, no prediction for an absent doc id."""
+    doc id's position: at least one truth document, at least one predicted document unless
+    ``allow_empty``, no prediction for an absent doc id."""
     truth_docs = doc_pairs(truths, "truths")
     if not truth_docs:
         raise ValidationError("truths must contain at least one document; found 0")
     pred_docs = dict(doc_pairs(predictions, "predictions"))
+    if not pred_docs and not allow_empty:
+        raise ValidationError(
+            f"predictions must contain at least one document; found 0 (for {len(truth_docs)} "
+            "truth documents): an empty collection is most often a wrong path or filter "
+            "({option} scores every truth document as missing)", option=("allow_empty", True))
     doc_pos = {doc_id: i for i, (doc_id, _) in enumerate(truth_docs)}
     stray = [doc_id for doc_id in pred_docs if doc_id not in doc_pos]
     if stray:

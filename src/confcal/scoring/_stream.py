@@ -160,7 +160,8 @@ def _score_stream(
         try:
             return score_documents(schema, truths, preds, metadata=meta or None,
                                    strict=rules[0], allow_case_mismatch=rules[1],
-                                   conventions=conventions, limits=limits)
+                                   conventions=conventions, limits=limits,
+                                   allow_empty=True)  # a chunk may have none
         except ValidationError as exc:
             if exc.doc_id is None:
                 raise

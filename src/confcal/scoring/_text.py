@@ -258,7 +258,10 @@ def check_value_lengths(values: list[Any], where: Callable[[int], tuple[Any, str
     """No string value is longer than ``max_chars``: text similarity is quadratic in the
     length (:class:`~confcal.scoring.io.InputLimits`), so a longer one is refused, never
     cut short."""
-    longest = max((len(v) for v in values if isinstance(v, str)), default=0)
+    # a column of plain strings (the common case) is measured by C-level builtins alone
+    strings = values if _STR.issuperset(map(type, values)) else [
+        v for v in values if isinstance(v, str)]
+    longest = max(map(len, strings), default=0)
     if longest <= max_chars:
         return
     k = next(k for k, v in enumerate(values) if isinstance(v, str) and len(v) > max_chars)
@@ -268,6 +271,26 @@ def check_value_lengths(values: list[Any], where: Callable[[int], tuple[Any, str
         "long (InputLimits.max_value_chars, --max-value-chars on the command line; text "
         f"comparison is quadratic in length); found {len(values[k]):,}",
         doc_id=doc_id, field=field)
+
+
+_STR = frozenset({str})
+
+
+def _compared_chars(leaves: list[Any]) -> int:
+    """``sum(_compared_text(leaf) for leaf in leaves)``, with a plain string and a
+    ``{"value": ...}`` leaf decided inline (the same rule) and anything else delegated."""
+    total = 0
+    for leaf in leaves:
+        kind = type(leaf)
+        if kind is str:
+            total += len(leaf)
+        elif kind is dict and "value" in leaf:
+            value = leaf["value"]
+            if isinstance(value, str):
+                total += len(value)
+        elif leaf is not None:
+            total += _compared_text(leaf)
+    return total
 
 
 def _compared_text(leaf: Any) -> int:
@@ -324,7 +347,7 @@ def check_item_work(schema: Any, truth_docs: list[tuple[Any, Any]],
                 value = doc.get(name) if isinstance(doc, Mapping) else None
                 items = [i for i in value if isinstance(i, Mapping)] \
                     if isinstance(value, (list, tuple)) else []
-                sides.append([sum(_compared_text(item.get(sub)) for item in items)
+                sides.append([_compared_chars([item.get(sub) for item in items])
                               for sub in spec.fields])
             work = sum(t * p for t, p in zip(sides[0], sides[1], strict=True))
             if work > max_pairs:
