@@ -612,6 +612,21 @@ def test_a_doc_id_in_another_case_is_named():
         score_documents(FCC_INVOICE, {"INV-1": truth}, {"x": truth})
 
 
+
+def test_a_doc_id_of_another_type_written_alike_is_named():
+    # 1 and "1" are two values that an entity table writes as one text: the stray
+    # prediction's error says which truth id it was most likely meant for
+    truth = invoice(1)
+    with pytest.raises(ValidationError,
+                       match=r"first '1' \(the truth has 1, an int written as the same "
+                             r"text: doc ids are compared as values\)$"):
+        score_documents(FCC_INVOICE, {1: truth}, {"1": truth})
+    with pytest.raises(ValidationError, match=r"first 1 \(the truth has '1', a str"):
+        score_documents(FCC_INVOICE, {"1": truth}, {1: truth})
+    # a value written as the same text is named before one in another case
+    with pytest.raises(ValidationError, match=r"first 'True' \(the truth has True, a bool"):
+        score_documents(FCC_INVOICE, {"TRUE": truth, True: truth}, {"True": truth})
+
 def test_unscored_truth_fields_are_counted():
     truth = invoice(2)
     truth["InvoiceNumber"] = "17"

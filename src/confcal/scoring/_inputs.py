@@ -184,14 +184,28 @@ class NameCheck:
 
 def case_hint(doc_id: Any, ids: Iterable[Any]) -> str:
     """A note for an error about ``doc_id``, a doc id absent from the truth, when one of
-    ``ids`` (the truth's) equals it after case folding, both as text; else "".
+    ``ids`` (the truth's) is written as the same text but is another value (``1`` and
+    ``"1"``), or equals it after case folding, both as text; else "".
 
     >>> case_hint("inv-1", ["INV-1", "INV-2"])
     " (the truth has 'INV-1', which differs from it only in case)"
+    >>> case_hint("1", [1, 2])
+    ' (the truth has 1, an int written as the same text: doc ids are compared as values)'
     """
-    if not isinstance(doc_id, str):
-        return ""
-    folded = doc_id.casefold()
-    match = next((i for i in ids if isinstance(i, str) and i.casefold() == folded), None)
-    return ("" if match is None
-            else f" (the truth has {match!r}, which differs from it only in case)")
+    text = str(doc_id)
+    folded = text.casefold() if isinstance(doc_id, str) else None
+    case_match = None
+    for i in ids:
+        if str(i) == text:
+            return (f" (the truth has {i!r}, {_article(type(i).__name__)} written as the "
+                    "same text: doc ids are compared as values)")
+        if case_match is None and folded is not None and isinstance(i, str) \
+                and i.casefold() == folded:
+            case_match = i
+    return ("" if case_match is None
+            else f" (the truth has {case_match!r}, which differs from it only in case)")
+
+
+def _article(noun: str) -> str:
+    """``noun`` with its indefinite article: "an int", "a str"."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
