@@ -106,13 +106,14 @@ def test_scorer_errors_carry_doc_id_and_field_path(pred, field, conventions):
 
 
 def test_scorer_truth_and_document_errors_carry_doc_id():
-    exc = _raised(score_documents, SCHEMA, {"a": {"LineItems": [{"Rate": [1, 2]}]}}, {})
+    exc = _raised(score_documents, SCHEMA, {"a": {"LineItems": [{"Rate": [1, 2]}]}}, {},
+                  allow_empty=True)
     assert exc.location == {"doc_id": "a", "field": "LineItems[0].Rate"}
-    exc = _raised(score_documents, SCHEMA, {"a": {}, 7: "not a mapping"}, {})
+    exc = _raised(score_documents, SCHEMA, {"a": {}, 7: "not a mapping"}, {}, allow_empty=True)
     assert exc.location == {"doc_id": 7}
-    exc = _raised(score_documents, SCHEMA, {"a": {}}, {}, strict=True)
+    exc = _raised(score_documents, SCHEMA, {"a": {}}, {}, strict=True, allow_empty=True)
     assert exc.location == {"doc_id": "a"}
-    exc = _raised(score_documents, SCHEMA, [("a", {}), ("b", {}), ("a", {})], {})
+    exc = _raised(score_documents, SCHEMA, [("a", {}), ("b", {}), ("a", {})], {}, allow_empty=True)
     assert exc.location == {"doc_id": "a", "index": 2}
 
 

@@ -81,6 +81,16 @@ def test_paired_difference_by_hand():
     assert (low, high, p) == (-math.inf, math.inf, 0.5)
 
 
+
+def test_a_tie_within_the_tolerance_is_a_tie_in_the_interval_too():
+    # difference 1.0, one resample at 2.97e-14: its distance 1 - 2.97e-14 is within the
+    # tie tolerance of |1.0|, so p = (1 + 1) / (1 + 1) = 1; the interval's h (that same
+    # distance) is raised to 1.0 so that 0 lies on its edge, not just outside it
+    diff, low, high, p, _ = _paired_difference(1.0, 0.0, np.array([2.965817583519127e-14]),
+                                               np.zeros(1), 0.5)
+    assert (diff, p) == (1.0, 1.0)
+    assert (low, high) == (0.0, 2.0)
+
 @PROPERTY
 @given(values=st.lists(st.floats(-1, 1), min_size=1, max_size=60),
        estimate=st.floats(-1, 1), level=st.sampled_from([0.5, 0.8, 0.9, 0.95]))

@@ -150,8 +150,10 @@ def _paired_difference(estimate: float, base: float, values: np.ndarray, base_va
 
     D_b = |Δ*_b - Δ̂| over the resamples where both systems' metric is defined;
     p = (1 + #{D_b >= |Δ̂|}) / (1 + B); the interval Δ̂ ± h with h the ⌈(1 + B)·level⌉-th
-    smallest D_b (infinite when B is too small for the level). So 0 lies outside the
-    interval exactly when p <= 1 - level.
+    smallest D_b (infinite when B is too small for the level). A D_b within the tie
+    tolerance below |Δ̂| counts as a tie in p, so an h that close to |Δ̂| is raised to it
+    (0 then lies on the interval's edge). So 0 lies outside the interval exactly when
+    p <= 1 - level.
     """
     nan = math.nan
     difference = estimate - base
@@ -165,6 +167,8 @@ def _paired_difference(estimate: float, base: float, values: np.ndarray, base_va
     p = (1 + int(np.count_nonzero(spread >= size * (1 - _TIE_TOLERANCE)))) / (1 + b)
     k = math.ceil((1 + b) * level - 1e-9)  # the 1e-9: (1 + 999) * 0.95 is 950, not 950.0001
     h = float(spread[k - 1]) if k <= b else math.inf
+    if size * (1 - _TIE_TOLERANCE) <= h < size:  # a tie in p is a tie in the interval
+        h = size
     return difference, difference - h, difference + h, float(p), b
 
 
