@@ -818,3 +818,63 @@ def test_doc_ids_that_write_as_the_same_text_are_an_error(tmp_path, capsys):
                  "--pred", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.csv")]) == 1
     assert "found 1 at position 0 and '1' at position 1" in capsys.readouterr().err
     assert not (tmp_path / "e.csv").exists()
+
+
+# ------------------------------------------------------------- 400-digit numbers
+
+BIG = "1" + "0" * 399  # a 400-digit integer: no float holds it
+
+
+def test_a_400_digit_confidence_is_a_located_error_in_the_command(tmp_path: Path,
+                                                                  capsys: Any) -> None:
+    truth = _jsonl(tmp_path / "truth.jsonl", ("a", {"Agency": "ACME"}))
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text('{"doc_id": "a", "document": {"Agency": {"value": "ACME", "confidence": '
+                    + BIG + "}}}\n")
+    args = ["score", "--schema", "fcc-invoice", "--truth", str(truth), "--pred", str(pred),
+            "-o", str(tmp_path / "e.csv")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("confcal: error: doc 'a', field Agency: confidence must be a number "
+                          "within [0, 1]; found 1000")
+    assert "(400 characters)" in err and "Traceback" not in err
+    # the same through the library, a Python int this time
+    with pytest.raises(ValidationError, match=r"field Agency: confidence must be a number "
+                                              r"within \[0, 1\]; found 1000.*\(401 characters"):
+        score_documents(AGENCY, {"a": {"Agency": "ACME"}},
+                        {"a": {"Agency": {"value": "ACME", "confidence": 10**400}}})
+
+
+def test_a_400_digit_rel_tol_is_an_error_naming_it(tmp_path: Path, capsys: Any) -> None:
+    with pytest.raises(ValidationError, match=r"rel_tol must be a finite number >= 0; found "
+                                              r"1000.* \(beyond the float range\)"):
+        Number(rel_tol=10**400)
+    with pytest.raises(ValidationError, match=r"abs_tol must be a finite number >= 0"):
+        Number(abs_tol=-(10**400))
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"fields": {"Total": {"kind": "field", "comparator": {"type": '
+                      '"Number", "rel_tol": ' + BIG + '}, "threshold": 1.0, "weight": 1.0}}}')
+    truth = _jsonl(tmp_path / "truth.jsonl", ("a", {"Total": "1"}))
+    args = ["score", "--schema", str(schema), "--truth", str(truth), "--pred", str(truth),
+            "-o", str(tmp_path / "e.csv")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"confcal: error: {schema}: schema.fields.Total.comparator: rel_tol "
+                          "must be a finite number >= 0; found 1000")
+    assert "(beyond the float range)" in err
+
+
+@pytest.mark.parametrize("column", ["confidence", "similarity", "weight", "correct"])
+@pytest.mark.parametrize("cell", [BIG, "-" + BIG, "1" + "0" * 5000])
+def test_a_huge_integer_cell_in_an_entity_table_is_a_located_error(tmp_path: Path,
+                                                                    column: str,
+                                                                    cell: str) -> None:
+    table = score_documents(AGENCY, {"a": {"Agency": "ACME"}},
+                            {"a": {"Agency": {"value": "ACME", "confidence": 0.5}}})
+    frame = table.entities.astype({column: object})
+    frame.loc[0, column] = cell
+    path = tmp_path / "e.csv"
+    frame.to_csv(path, index=False)
+    exc = _raised(read_entities, path)
+    assert exc.field == column and exc.line == 2
+    assert f"column {column} must" in str(exc) and len(str(exc)) < 400

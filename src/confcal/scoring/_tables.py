@@ -25,6 +25,7 @@ import functools
 import gzip
 import io
 import json
+import math
 import os
 import re
 import warnings
@@ -42,7 +43,7 @@ import pandas as pd
 from .._files import StagedFile, read_json
 from .._markdown import write_csv
 from .._signature import SIGNATURE_ATTR
-from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, weight_ok
+from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, shown, weight_ok
 from ..exceptions import ValidationError
 from ._result import OUTCOMES, value_column
 
@@ -151,19 +152,11 @@ def value_to_json(value: Any) -> str | None:
             raise ValidationError(
                 "an entity-table value must be a string, number, bool, list, dict (text "
                 "keys), Decimal, date, datetime or missing to be written; found "
-                f"{type(value).__name__} {_shown(value)}") from None
+                f"{type(value).__name__} {shown(value)}") from None
     if not text.isascii() and _SURROGATE.search(text):
         # a lone surrogate (possible in a Python str, never in a UTF-8 file): \u escapes
         text = json.dumps(_jsonable(value))
     return text
-
-
-def _shown(value: Any) -> str:
-    """The start of ``value``'s repr (an int of more than 4,300 digits has none)."""
-    try:
-        return f"{value!r:.80}"
-    except ValueError:
-        return "(too long to show)"
 
 
 _FROM_TAG: dict[str, Callable[[str], Any]] = {
@@ -784,13 +777,31 @@ def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:
     if isinstance(value, np.generic):
         value = value.item()
     noun = "value" if bad.size == 1 else "values"
-    return f"found {bad.size} {noun} breaking it, first on {row} {int(bad[0]) + offset} ({value!r})"
+    return (f"found {bad.size} {noun} breaking it, first on {row} {int(bad[0]) + offset} "
+            f"({shown(value)})")
 
 
 def _first_at(mask: np.ndarray, row: str, offset: int, column: str) -> dict[str, Any]:
     """The location attributes of the row :func:`_first` names: a CSV line, else a row."""
     number = int(np.flatnonzero(mask)[0]) + offset
     return {"line" if row == "line" else "index": number, "field": column}
+
+
+def _floats(raw: pd.Series) -> np.ndarray:
+    """A column as float64: NaN where a cell is no number, and an integer beyond the float
+    range (a CSV cell of 310+ digits) as an infinity of its sign, which every column's rule
+    refuses with its row."""
+    try:
+        return pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    except OverflowError:
+        return np.array([_float(v) for v in raw.to_numpy(dtype=object)], dtype=float)
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(pd.to_numeric(value, errors="coerce"))
+    except OverflowError:
+        return -math.inf if str(value).lstrip().startswith("-") else math.inf
 
 
 def _check_numeric(raw: pd.Series, column: str, name: str, row: str, offset: int) -> None:
@@ -909,7 +920,7 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
             f"{_first(bad, outcome, row, offset)}", **_first_at(bad, row, offset, "outcome"))
     correct = frame["correct"].to_numpy()
     if correct.dtype != bool:
-        numeric = pd.to_numeric(frame["correct"], errors="coerce").to_numpy(dtype=float)
+        numeric = _floats(frame["correct"])
         text = np.fromiter((isinstance(v, str) for v in correct), dtype=bool, count=len(correct))
         bad = ~((numeric == 0) | (numeric == 1)) | text  # the text "1" is not coerced
         if bad.any():
@@ -931,7 +942,7 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
     for column, rule, empty_ok, ok in checks:
         raw = frame[column]
         _check_numeric(raw, column, name, row, offset)
-        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        values = _floats(raw)
         not_number = np.isnan(values) & ~raw.isna().to_numpy()
         good = ok(values) | (np.isnan(values) & ~not_number if empty_ok else False)
         if not good.all():
