@@ -878,3 +878,48 @@ def test_a_huge_integer_cell_in_an_entity_table_is_a_located_error(tmp_path: Pat
     exc = _raised(read_entities, path)
     assert exc.field == column and exc.line == 2
     assert f"column {column} must" in str(exc) and len(str(exc)) < 400
+
+
+# ------------------------------------------------------------- Parquet metadata
+
+def _with_metadata(path: Path, key: bytes, value: bytes) -> Path:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                                  key: value}), path)
+    return path
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000  # a RecursionError in json.loads
+
+
+@pytest.mark.parametrize(("key", "value", "rule"), [
+    (b"PANDAS_ATTRS", DEEP, "must nest objects and lists at most 64 deep"),
+    (b"pandas", DEEP, "must nest objects and lists at most 64 deep"),
+    (b"PANDAS_ATTRS", b'{"confcal.signature": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+     "must nest objects and lists at most 64 deep"),
+    (b"PANDAS_ATTRS", b"[1, 2]", "must be a JSON object; found a JSON list"),
+    (b"PANDAS_ATTRS", b"\xff\xfe", "must be valid JSON"),
+    (b"PANDAS_ATTRS", b'{"confcal.signature": 5}',
+     "entry 'confcal.signature' must be a string (the settings that scored the table); "
+     "found int 5"),
+    (b"PANDAS_ATTRS", b'{"confcal.signature": {"a": [1]}}',
+     "entry 'confcal.signature' must be a string (the settings that scored the table); "
+     "found dict {'a': [1]}"),
+    (b"pandas", b'{"columns": 5}', "must describe the table's columns as pandas writes it; "
+     "found it unreadable (KeyError"),
+])
+def test_hostile_parquet_metadata_is_an_error_naming_the_file_and_key(
+        tmp_path: Path, key: bytes, value: bytes, rule: str) -> None:
+    path = _with_metadata(_parquet(tmp_path / "e.parquet"), key, value)
+    for read in (read_entities, lambda p: list(io.iter_entities(p))):
+        exc = _raised(read, path)
+        assert str(exc).startswith(f"{path}: Parquet metadata key {key.decode()!r}")
+        assert rule in str(exc) and exc.source == str(path)
+
+
+def test_a_string_signature_in_parquet_metadata_is_kept(tmp_path: Path) -> None:
+    path = _with_metadata(_parquet(tmp_path / "e.parquet"), b"PANDAS_ATTRS",
+                          b'{"confcal.signature": "confcal:0.1.0|schema:x", "other": [1]}')
+    assert read_entities(path).attrs == {"confcal.signature": "confcal:0.1.0|schema:x"}

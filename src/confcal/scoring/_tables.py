@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._files import StagedFile, read_json
+from .._files import StagedFile, read_json, read_json_object
 from .._markdown import write_csv
 from .._signature import SIGNATURE_ATTR
 from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, shown, weight_ok
@@ -600,19 +600,43 @@ def _read_parquet(path: Path, limits: InputLimits) -> pd.DataFrame:
             raise _bytes_error(path, limits.max_decompressed_bytes, "of decoded columns",
                                "more")
         batches.append(batch)
-    frame = pa.Table.from_batches(batches, schema=parquet.schema_arrow).to_pandas()
-    signature = _parquet_signature(parquet)
-    if isinstance(signature, str):
+    signature = _parquet_signature(parquet, path, limits)
+    frame = _to_pandas(pa.Table.from_batches(batches, schema=parquet.schema_arrow), path)
+    if signature is not None:
         frame.attrs[SIGNATURE_ATTR] = signature
     return frame
 
 
-def _parquet_signature(parquet: Any) -> Any:
+def _parquet_signature(parquet: Any, path: Path, limits: InputLimits) -> str | None:
+    """The table's signature from its Parquet metadata, which is checked first: the
+    ``pandas`` and ``PANDAS_ATTRS`` keys, when present, hold JSON objects within the input
+    limits (no deeper than ``max_depth``), and the signature, when present, is a string."""
+    metadata = parquet.schema_arrow.metadata or {}
+    found = {}
+    for key in (b"pandas", b"PANDAS_ATTRS"):
+        if key in metadata:
+            found[key] = read_json_object(
+                metadata[key], where=f"{path}: Parquet metadata key {key.decode()!r}",
+                source=path, limits=limits)
+    signature = found.get(b"PANDAS_ATTRS", {}).get(SIGNATURE_ATTR)
+    if signature is not None and not isinstance(signature, str):
+        raise ValidationError(
+            f"{path}: Parquet metadata key 'PANDAS_ATTRS', entry {SIGNATURE_ATTR!r} must be a "
+            f"string (the settings that scored the table); found {type(signature).__name__} "
+            f"{shown(signature)}", source=path, field=f"PANDAS_ATTRS.{SIGNATURE_ATTR}")
+    return signature
+
+
+def _to_pandas(table: Any, path: Path) -> pd.DataFrame:
+    """A pyarrow table or batch as a DataFrame; pandas' own metadata in it (the ``pandas``
+    key: index columns, dtypes) must be of the shape pyarrow reads."""
     try:
-        attrs = json.loads((parquet.schema_arrow.metadata or {}).get(b"PANDAS_ATTRS", b"{}"))
-    except ValueError:
-        return None
-    return attrs.get(SIGNATURE_ATTR) if isinstance(attrs, dict) else None
+        return table.to_pandas()  # type: ignore[no-any-return]
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ValidationError(
+            f"{path}: Parquet metadata key 'pandas' must describe the table's columns as "
+            f"pandas writes it; found it unreadable ({type(exc).__name__}: {shown(str(exc))})",
+            source=path, field="pandas") from None
 
 
 def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None,
@@ -704,15 +728,15 @@ def _parquet_chunks(path: Path, wanted: list[str] | None, chunk_rows: int,
         raise ValidationError(f"{path} must have the columns {wanted}; found {len(absent)} "
                               f"missing: {absent}", source=path)
     _parquet_bounds(parquet, path, limits, whole=False)
-    signature = _parquet_signature(parquet)
+    signature = _parquet_signature(parquet, path, limits)
     decoded = 0
     for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
         decoded += batch.nbytes
         if decoded > limits.max_decompressed_bytes:
             raise _bytes_error(path, limits.max_decompressed_bytes, "of decoded columns",
                                "more")
-        frame = batch.to_pandas()
-        if isinstance(signature, str):
+        frame = _to_pandas(batch, path)
+        if signature is not None:
             frame.attrs[SIGNATURE_ATTR] = signature
         yield frame
 
