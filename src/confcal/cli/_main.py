@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._options import budgets, columns, error_message, int_at_least
+from .._options import budgets, columns, error_message, int_at_least, terminal_output
 from ..exceptions import ConfcalError, ValidationError
 from ..qa._command import add_qa_parser, run_qa
 
@@ -300,8 +300,10 @@ def _parser() -> argparse.ArgumentParser:
 class _Console:
     """Messages on stderr, and a progress bar when one is wanted and tqdm is there."""
 
-    def __init__(self, stream: TextIO, forced: bool) -> None:
-        self.stream, self.forced = stream, forced
+    def __init__(self, stream: TextIO, forced: bool, raw: TextIO | None = None) -> None:
+        # raw: the stream under the command's terminal_output (the bar's carriage returns
+        # are its own; a message's characters are data and go through the escaping stream)
+        self.stream, self.forced, self.raw = stream, forced, raw or stream
 
     def say(self, message: str) -> None:
         print(f"confcal: {message}", file=self.stream, flush=True)
@@ -321,7 +323,7 @@ class _Console:
                 self.say("no progress bar: tqdm is not installed (pip install tqdm, or pip "
                          "install -e '.[cli]' in a clone of confcal)")
             return None
-        return tqdm(total=total, unit=unit, desc=desc, file=self.stream, leave=False,
+        return tqdm(total=total, unit=unit, desc=desc, file=self.raw, leave=False,
                     dynamic_ncols=True)
 
     def stages(self, *, desc: str, total: int) -> Any:
@@ -706,9 +708,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from ._qa_run import is_qa_run, qa_run_main
 
-    # `qa run` (answering questions with a model) has its own parser: `qa` judges
-    if is_qa_run(sys.argv[1:] if argv is None else argv):
-        return qa_run_main(sys.argv[1:] if argv is None else argv)
+    # what the command prints may hold data (run names, fields, file metadata): every
+    # character a terminal would act on is shown as an escape instead
+    with terminal_output() as raw:
+        # `qa run` (answering questions with a model) has its own parser: `qa` judges
+        if is_qa_run(sys.argv[1:] if argv is None else argv):
+            return qa_run_main(sys.argv[1:] if argv is None else argv)
+        return _main(argv, raw)
+
+
+def _main(argv: Sequence[str] | None, raw: TextIO) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -716,7 +725,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: 0 after --help/--version, 2 on a usage error
         return int(exc.code or 0)
     debug = getattr(args, "debug", False)
-    console = _Console(sys.stderr, forced=getattr(args, "progress", False))
+    console = _Console(sys.stderr, forced=getattr(args, "progress", False), raw=raw)
     command = {"demo": _demo, "score": _score, "report": _report,
                "qa": lambda qa_args, _console: run_qa(qa_args)}[args.command]
     try:
