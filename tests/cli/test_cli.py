@@ -505,3 +505,17 @@ def test_nothing_from_the_data_reaches_the_terminal_as_a_control(tmp_path, capsy
                  str(bad), "-o", str(tmp_path / "x.csv")]) == 1
     err = capsys.readouterr().err
     assert "\x1b" not in err and "confidence must be a number within [0, 1]" in err
+
+
+def test_report_refuses_work_beyond_max_work_naming_the_flag(inputs, tmp_path, capsys):
+    table = tmp_path / "e.csv"
+    assert main(_score(inputs, table)) == 0
+    capsys.readouterr()
+    out = tmp_path / "r"
+    assert main(["report", str(table), "--n-resamples", "1000000000", "-o", str(out)]) == 1
+    err = _error(capsys)
+    assert "rankings, n_resamples + 1" in err
+    assert "more than --max-work 20000000000 allows" in err and not out.exists()
+    assert main(["report", str(table), "--n-resamples", "10", "--max-work", "1e3", "-o",
+                 str(out)]) == 1
+    assert "more than --max-work 1000 allows" in _error(capsys)

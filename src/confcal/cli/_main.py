@@ -35,7 +35,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._options import budgets, columns, error_message, int_at_least, terminal_output
+from .._options import (
+    budgets,
+    columns,
+    error_message,
+    int_at_least,
+    positive,
+    terminal_output,
+)
 from ..exceptions import ConfcalError, ValidationError
 from ..qa._command import add_qa_parser, run_qa
 
@@ -172,6 +179,12 @@ def _parser() -> argparse.ArgumentParser:
                        metavar="N", help=f"bootstrap resamples of documents for the "
                                          f"intervals, 0 for none (default {bootstrap})")
         p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+        # default None: the library's MAX_WORK, read when used (no numpy at start-up)
+        p.add_argument("--max-work", type=positive(float, "a number of work units"),
+                       default=None, metavar="N",
+                       help="most work the metrics may take, in rows times resamples "
+                            "(default 2e10, about four minutes; bins and budgets count too: "
+                            "docs/cli.md); a larger request is refused before it starts")
         p.add_argument("--extra", type=_extra_metrics, default=(), metavar="NAME,...",
                        help="more columns, any of confcal.metrics.EXTRA_METRICS: "
                             "debiased_ece, smooth_ece, log_loss, aurc, e_aurc, "
@@ -524,7 +537,9 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
                                min_count=args.min_count, seed=args.seed,
                                title=title, notes=notes, status=console.say,
                                progress=console.stages, baseline=baseline,
-                               baseline_on=baseline_on, extra=args.extra)
+                               baseline_on=baseline_on, extra=args.extra,
+                               **({} if args.max_work is None
+                                  else {"max_work": args.max_work}))
     for line in _warning_lines([w for w in caught if issubclass(w.category, UserWarning)],
                                SmallSampleWarning):
         console.say(f"warning: {line}")
