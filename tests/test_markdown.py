@@ -24,8 +24,10 @@ from confcal._markdown import (
     csv_cell,
     csv_safe_frame,
     escape_cell,
+    escape_html,
     escape_text,
     markdown_table,
+    terminal_text,
     write_csv,
 )
 
@@ -249,3 +251,35 @@ def test_write_csv_reads_back_every_cell_whole(cells):
                        keep_default_na=False, na_values=[])
     assert back["cell"].tolist() == cells
     assert back["n"].tolist() == list(range(len(cells)))
+
+
+# ------------------------------------------------- HTML and the terminal: rule 4 too
+_HIDDEN = ["\x00", "\x07", "\x1b", "\x7f", "\x9b", "\u061c", "\u200e", "\u200f",
+           "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
+           "\u2069", "\ud800"]
+
+
+@pytest.mark.parametrize("ch", _HIDDEN)
+def test_html_markdown_and_terminal_hide_the_same_characters(ch):
+    assert escape_html(f"a{ch}b") == "a\ufffdb"
+    assert escape_text(f"a{ch}b") == "a\ufffdb"
+    shown = terminal_text(f"a{ch}b")
+    assert ch not in shown and shown == "a" + repr(ch)[1:-1] + "b"  # as Python escapes it
+
+
+def test_html_and_terminal_keep_their_whitespace():
+    assert escape_html("a\tb\nc\rd") == "a\tb\nc\rd"
+    assert terminal_text("a\tb\nc") == "a\tb\nc"
+    assert terminal_text("over\rwrite") == "over\\x0dwrite"  # a CR would overwrite the line
+    assert terminal_text("plain text, é and 中") == "plain text, é and 中"
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.text(max_size=60))
+def test_terminal_text_leaves_nothing_a_terminal_acts_on(text):
+    shown = terminal_text(text)
+    assert not any(unicodedata.category(c) == "Cc" and c not in "\t\n" for c in shown)
+    assert not any(c in "".join(_HIDDEN) for c in shown)
+    if not any(unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n"
+               or c in "".join(_HIDDEN) for c in text):
+        assert shown == text  # nothing to hide: the text as it is

@@ -138,3 +138,16 @@ def test_report_and_cli_print_the_signature(tmp_path):
     # Markdown escapes the pipes (they would start a table); a renderer shows them plainly
     escaped = written.signature.replace("|", "\\|")
     assert f"Signature: {escaped}" in written.markdown.read_text()
+
+
+@pytest.mark.parametrize("signature", [5, ["confcal:0.1.0"], {"a": 1}])
+def test_a_non_string_signature_attribute_is_an_error_naming_it(signature):
+    import pandas as pd
+
+    entities = pd.DataFrame({"doc_id": ["a"]})
+    entities.attrs["confcal.signature"] = signature
+    kind = type(signature).__name__
+    with pytest.raises(confcal.exceptions.ValidationError,
+                       match=r"entities\.attrs\['confcal\.signature'\] must be a string \(the "
+                             rf"settings that scored the table\); found {kind}"):
+        table_signature(entities, binning="quantile", n_bins=5, ties="expected")

@@ -16,6 +16,7 @@ from confcal._validation import (
     check_seed,
     is_missing,
     is_real,
+    shown,
 )
 from confcal.exceptions import ValidationError
 
@@ -77,6 +78,25 @@ def test_callers_of_is_real_raise_not_overflow():
     with pytest.raises(ValidationError, match=r"level must be a number in \(0, 1\); found inf"):
         check_probability(float("inf"), "level")
     assert check_budgets(np.float32(0.5)) == (0.5,)
+
+
+def test_a_400_digit_confidence_is_an_error_naming_its_index():
+    from confcal import calibration_report, ece
+
+    for call in (lambda: ece([1, 0], [10**400, 0.5]),
+                 lambda: calibration_report([1, 0, 1], [0.1, 0.2, -(10**400)])):
+        with pytest.raises(ValidationError, match=r"confidence must be finite and within "
+                                                  r"\[0, 1\]; found an integer beyond the "
+                                                  r"float range at index \d \(-?1000") as info:
+            call()
+        assert info.value.index in (0, 2)
+    assert len(str(info.value)) < 200  # the number is shown by its two ends
+
+
+def test_shown_keeps_short_reprs_and_elides_long_ones():
+    assert shown("abc") == "'abc'"
+    assert shown(10**400) == "1" + "0" * 24 + "..." + "0" * 25 + " (401 characters)"
+    assert shown(10**5000) == "an integer too long to write"  # int repr refuses 4,301+ digits
 
 
 # ------------------------------------------------------------------------- check_seed

@@ -26,9 +26,11 @@ cells, :func:`markdown_table` for a whole table):
    U+2028/U+2029, U+0085, ...) becomes one space and the ends are stripped, so a value can
    neither split a table row nor start a new block.
 4. **Invisible and unencodable characters are made visible.** Other control characters
-   (C0, C1, DEL), the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069:
-   they reorder what the reader sees) and lone surrogates (they cannot be written as UTF-8)
-   become U+FFFD, the replacement character CommonMark itself uses for NUL.
+   (C0, C1, DEL), the bidirectional controls (the overrides and isolates U+202A-U+202E,
+   U+2066-U+2069 and the marks U+200E, U+200F, U+061C: they reorder what the reader sees)
+   and lone surrogates (they cannot be written as UTF-8) become U+FFFD, the replacement
+   character CommonMark itself uses for NUL. HTML (:func:`escape_html`) follows the same
+   rule, and text printed on a terminal (:func:`terminal_text`) too, there as escapes.
 5. **Block markers at the start of prose are escaped** (:func:`escape_text` only): a leading
    ``-``, ``+``, ``=`` and an ordered-list marker (``1.`` or ``1)`` followed by a space)
    get a backslash, so ``- item``, ``---``, ``=====`` and ``2. step`` stay text (``#`` and
@@ -69,7 +71,7 @@ if TYPE_CHECKING:  # pragma: no cover - types only; the foundation does not impo
     import pandas as pd
 
 __all__ = ["CSV_FORMULA_PREFIXES", "CSV_LINE_END", "csv_cell", "csv_safe_frame", "escape_cell",
-           "escape_html", "escape_text", "markdown_table", "write_csv"]
+           "escape_html", "escape_text", "markdown_table", "terminal_text", "write_csv"]
 
 #: characters a spreadsheet evaluates when a CSV cell starts with one of them
 CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -80,7 +82,13 @@ CSV_LINE_END = "\r\n"
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _BACKSLASHED = frozenset("\\`*_[]|~#")
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # marks, overrides, isolates
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                           "\u2066\u2067\u2068\u2069")
+# Rule 4's characters (category Cc is exactly U+0000-U+001F and U+007F-U+009F), without the
+# whitespace HTML keeps (tab, line feed, carriage return) and a terminal keeps (tab, line feed)
+_HTML_HIDDEN = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
+_TERMINAL_HIDDEN = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 # a line that starts a list, a thematic break or a setext underline
 _LEADING_BLOCK = re.compile(r"^(?:[-+=]|\d{1,9}[.)](?= |$))")
 # what a spreadsheet reads as a number rather than a formula
@@ -103,19 +111,40 @@ def _visible(text: str) -> str:
 
 
 def escape_html(value: object) -> str:
-    """``value`` as HTML text: ``&``, ``<``, ``>`` and quotes as entities, and the
-    bidirectional controls (which can make ``gpj.exe`` read ``exe.jpg``) as U+FFFD, as in
-    Markdown.
+    r"""``value`` as HTML text: ``&``, ``<``, ``>`` and quotes as entities, and, as in
+    Markdown (rule 4), control characters, the bidirectional controls (which can make
+    ``gpj.exe`` read ``exe.jpg``) and lone surrogates as U+FFFD; tabs and line breaks stay.
 
     Examples
     --------
-    >>> escape_html('<b>"x"</b> \u202eabc')
-    '&lt;b&gt;&quot;x&quot;&lt;/b&gt; \ufffdabc'
+    >>> escape_html('<b>"x"</b> \u202eabc\x1b[31m')
+    '&lt;b&gt;&quot;x&quot;&lt;/b&gt; \ufffdabc\ufffd[31m'
     """
     import html
 
-    text = "".join("\ufffd" if ch in _BIDI_CONTROLS else ch for ch in str(value))
-    return html.escape(text)
+    return html.escape(_HTML_HIDDEN.sub("\ufffd", str(value)))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_text(value: object) -> str:
+    r"""``value`` safe to print on a terminal.
+
+    Every control character but tab and line feed (an escape sequence such as ``ESC[2J``
+    clears the screen, ``ESC]0;...BEL`` retitles the window, a carriage return overwrites
+    the line), the bidirectional controls and lone surrogates are written as Python escapes
+    (``\x1b``, ``\u202e``): the reader sees what the data holds and the terminal acts on
+    none of it. The ``confcal`` command passes everything it prints through this function.
+
+    Examples
+    --------
+    >>> print(terminal_text("run \x1b[31mred\x1b[0m \u202eexe.jpg\r!"))
+    run \x1b[31mred\x1b[0m \u202eexe.jpg\x0d!
+    """
+    return _TERMINAL_HIDDEN.sub(_escaped, str(value))
 
 
 def _escape_inline(value: object) -> str:

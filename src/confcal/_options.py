@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
-from typing import Any
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
 
+from ._markdown import terminal_text
 from ._validation import check_budgets
 from .exceptions import ConfcalError, ValidationError
 
-__all__ = ["add_sampling", "budgets", "columns", "error_message", "int_at_least",
-           "number_between", "number_in", "option_spelling", "positive", "sampling"]
+__all__ = ["TerminalStream", "add_sampling", "budgets", "columns", "error_message",
+           "int_at_least", "number_between", "number_in", "option_spelling", "positive",
+           "sampling", "terminal_output"]
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -187,3 +191,39 @@ def error_message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and not isinstance(exc, ConfcalError):
         return f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
     return exc.message(option_spelling) if isinstance(exc, ValidationError) else str(exc)
+
+
+class TerminalStream:
+    """A text stream that writes everything through :func:`~confcal._markdown.terminal_text`
+    (control characters, escape sequences and bidirectional controls from the data shown as
+    escapes); every other attribute is the wrapped stream's, and ``raw`` is the stream itself
+    (for the progress bar, whose carriage returns are the command's own)."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(terminal_text(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+@contextmanager
+def terminal_output() -> Iterator[TextIO]:
+    """``sys.stdout`` and ``sys.stderr`` as :class:`TerminalStream` while a command runs
+    (argparse's messages, tables, notes, warnings and errors alike); yields the raw stderr.
+
+    Examples
+    --------
+    >>> with terminal_output():
+    ...     print("run \x1b[2J\u202eexe")
+    run \\x1b[2J\\u202eexe
+    """
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(out), TerminalStream(err)  # type: ignore[assignment]
+    try:
+        yield err
+    finally:
+        sys.stdout, sys.stderr = out, err

@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ._validation import shown
 from ._version import __version__
+from .exceptions import ValidationError
 
 __all__ = ["SIGNATURE_ATTR", "calibration_signature", "combine_signatures", "table_signature"]
 
@@ -55,6 +57,11 @@ def table_signature(entities: Any, *, binning: str, n_bins: int, ties: str) -> s
     (``schema:unknown`` when the table does not carry one, as a CSV file cannot) joined with
     the calibration settings."""
     extraction = entities.attrs.get(SIGNATURE_ATTR) or f"confcal:{__version__}|schema:unknown"
+    if not isinstance(extraction, str):
+        raise ValidationError(
+            f"entities.attrs[{SIGNATURE_ATTR!r}] must be a string (the settings that scored the "
+            f"table); found {type(extraction).__name__} {shown(extraction)}",
+            field=f"attrs.{SIGNATURE_ATTR}")
     calibration = calibration_signature(binning=binning, n_bins=n_bins, ties=ties)
     try:
         return combine_signatures([extraction, calibration])

@@ -41,6 +41,7 @@ __all__ = [
     "weight_ok",
     "is_missing",
     "is_real",
+    "shown",
 ]
 
 
@@ -91,6 +92,35 @@ def is_missing(value: Any, *, blank: bool = True) -> bool:
     if type_name in ("NAType", "NaTType"):
         return True
     return False
+
+
+SHOWN_CHARS = 60
+"""The longest repr an error message quotes whole; a longer one keeps its two ends."""
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message, its middle elided past :data:`SHOWN_CHARS`.
+
+    A 400-digit number stays readable and says how long it is; an int beyond Python's
+    digit limit for text (4,300 digits by default), which has no repr, is named as such.
+
+    Examples
+    --------
+    >>> shown(0.5)
+    '0.5'
+    >>> shown(10**400)
+    '1000000000000000000000000...0000000000000000000000000 (401 characters)'
+    >>> shown(10**5000)
+    'an integer too long to write'
+    """
+    try:
+        text = repr(value)
+    except ValueError:  # int.__repr__ beyond sys.get_int_max_str_digits()
+        return "an integer too long to write"
+    if len(text) <= SHOWN_CHARS:
+        return text
+    keep = (SHOWN_CHARS - 10) // 2
+    return f"{text[:keep]}...{text[-keep:]} ({len(text)} characters)"
 
 
 def is_real(value: Any) -> bool:
@@ -164,7 +194,7 @@ def first_bad(mask: np.ndarray, values: np.ndarray) -> str:
     if isinstance(value, np.generic):
         value = value.item()
     noun = "value" if bad.size == 1 else "values"
-    return f"found {bad.size} {noun} breaking it, first at index {first} ({value!r})"
+    return f"found {bad.size} {noun} breaking it, first at index {first} ({shown(value)})"
 
 
 def _as_1d(x: Any, name: str) -> np.ndarray:
@@ -241,6 +271,12 @@ def check_confidence(confidence: Any, name: str = "confidence") -> np.ndarray:
         if arr.dtype.kind == "O":
             try:
                 arr = arr.astype(np.float64)
+            except OverflowError:  # an int of 310+ digits: outside [0, 1] whatever it is
+                first = next(i for i, v in enumerate(arr) if not is_real(v))
+                raise ValidationError(
+                    f"{name} must be finite and within [0, 1]; found an integer beyond the "
+                    f"float range at index {first} ({shown(arr[first])})", index=first
+                ) from None
             except (TypeError, ValueError):
                 raise ValidationError(
                     f"{name} must be numbers within [0, 1]; found non-numeric values "

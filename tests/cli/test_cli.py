@@ -468,3 +468,54 @@ def test_baseline_errors(inputs, tmp_path, capsys):
     assert ("baseline must be a value of the column 'model' (one of ['m']); found 'other'"
             in capsys.readouterr().err)
     assert not (tmp_path / "r").exists()
+
+
+HIDDEN_RUN = "evil\u202egpj.exe\x1b[31mRED\x1b]0;title\x07\r\x9b2J"
+TERMINAL_CONTROLS = ("\x1b", "\x07", "\r", "\x9b", "\u202e", "\u2066", "\u200f")
+
+
+def test_nothing_from_the_data_reaches_the_terminal_as_a_control(tmp_path, capsys):
+    # run names, doc ids and field names hold escape sequences and bidi overrides
+    truth = {"d\u2066x\x1b[2J": {"Agency": "ACME", "GrossTotal": "12"}}
+    pred = {"d\u2066x\x1b[2J": {"Agency": {"value": "ACME", "confidence": 0.9},
+                                "Gross\x1b[1mTotal\u200f": {"value": "1", "confidence": 0.4}}}
+    table = score_documents(FCC_INVOICE, truth, pred).entities
+    table = pd.concat([table.assign(model=HIDDEN_RUN), table.assign(model="ok\u200f")])
+    path = tmp_path / "e.csv"
+    confcal.scoring.io.write_entities(table, path)
+    out = tmp_path / "report"
+    assert main(["report", str(path), "--n-resamples", "0", "--title", "T\u202e\x1b[5m",
+                 "-o", str(out)]) == 0
+    printed = capsys.readouterr()
+    for stream in (printed.out, printed.err):
+        assert not any(c in stream for c in TERMINAL_CONTROLS), stream
+    assert "evil\\u202egpj.exe\\x1b[31mRED\\x1b]0;title\\x07" in printed.out
+    # the report's pages follow one rule: no bidi control or control character in either
+    for page in ("report.html", "report.md"):
+        text = (out / page).read_text(encoding="utf-8")
+        assert not any(c in text for c in TERMINAL_CONTROLS if c != "\r"), page
+        assert "evil\ufffdgpj.exe" in text
+    # an error's message too (its doc id from the data)
+    bad = tmp_path / "pred.jsonl"
+    bad.write_text(json.dumps({"doc_id": "x\x1b[2J", "document": {"Agency": {
+        "value": "A", "confidence": 2}}}) + "\n")
+    truth_file = tmp_path / "truth.jsonl"
+    truth_file.write_text(json.dumps({"doc_id": "x\x1b[2J", "document": {"Agency": "A"}}) + "\n")
+    assert main(["score", "--schema", "fcc-invoice", "--truth", str(truth_file), "--pred",
+                 str(bad), "-o", str(tmp_path / "x.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "confidence must be a number within [0, 1]" in err
+
+
+def test_report_refuses_work_beyond_max_work_naming_the_flag(inputs, tmp_path, capsys):
+    table = tmp_path / "e.csv"
+    assert main(_score(inputs, table)) == 0
+    capsys.readouterr()
+    out = tmp_path / "r"
+    assert main(["report", str(table), "--n-resamples", "1000000000", "-o", str(out)]) == 1
+    err = _error(capsys)
+    assert "rankings, n_resamples + 1" in err
+    assert "more than --max-work 20000000000 allows" in err and not out.exists()
+    assert main(["report", str(table), "--n-resamples", "10", "--max-work", "1e3", "-o",
+                 str(out)]) == 1
+    assert "more than --max-work 1000 allows" in _error(capsys)

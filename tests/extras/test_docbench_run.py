@@ -13,6 +13,7 @@ import json
 import os
 import re
 import stat
+import types
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,48 @@ def test_pdf_text_errors_name_the_file(tmp_path):
         pdf_text(tmp_path / "locked.pdf")
     with pytest.raises(ValidationError, match=r"number must be a page number from 1 to 1"):
         PdfText("a.pdf", ("x",), (0,)).page(2)
+
+
+def _blank_pages(path, n: int, text: str = ""):
+    doc = pymupdf.open()
+    for _ in range(n):
+        page = doc.new_page()
+        if text:
+            page.insert_text((72, 72), text)
+    doc.save(path, garbage=4, deflate=True)
+    return path
+
+
+def test_pdf_text_bounds_pages_before_reading_any(tmp_path, monkeypatch):
+    path = _blank_pages(tmp_path / "many.pdf", 30)
+    read = []
+    monkeypatch.setattr(pymupdf.Page, "get_text", lambda *a, **k: read.append(1) or "")
+    with pytest.raises(ValidationError, match=r"many\.pdf: must have at most 20 pages "
+                                              r"\(max_pages=20 raises it\); found 30") as info:
+        pdf_text(path, max_pages=20)
+    assert read == [] and info.value.source == str(path)  # refused from the page count
+    assert pdf_text(path, max_pages=30).page_count == 30
+
+
+def test_pdf_text_bounds_time_and_characters_page_by_page(tmp_path, monkeypatch):
+    path = _blank_pages(tmp_path / "slow.pdf", 5, text="twelve chars")
+    # a clock that moves 10 s a call: the bound is checked after each page, never a cut text
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr("confcal.extras.pdf.time",
+                        types.SimpleNamespace(monotonic=lambda: float(next(clock))))
+    with pytest.raises(ValidationError, match=r"slow\.pdf: must be read within 15 s "
+                                              r"\(max_seconds=15\.0 raises it\); found 20\.0 s "
+                                              r"spent by page 2 of 5"):
+        pdf_text(path, max_seconds=15)
+    monkeypatch.undo()
+    # 12 characters a page: 36 by page 3
+    with pytest.raises(ValidationError, match=r"must hold at most 30 characters of text "
+                                              r"\(max_chars=30 raises it\); found more by "
+                                              r"page 3 of 5"):
+        pdf_text(path, max_chars=30)
+    assert pdf_text(path, max_chars=60).word_count == 10
+    with pytest.raises(ValidationError, match=r"max_seconds must be a number > 0; found 0"):
+        pdf_text(path, max_seconds=0)
 
 
 # --------------------------------------------------------------------- tokens and fitting

@@ -481,3 +481,49 @@ def test_reliability_panels_draw_consistency_bands_that_respect_documents():
     # without resamples (n_resamples=0), no bands and no test
     fig, _ = _render._reliability_panels(entities, ["model"], runs, 30)
     assert not [c for c in fig.axes[0].containers if "consistency" in str(c.get_label())]
+
+
+# ----------------------------------------------------------------- the work bound
+def _table(rows: int = 840) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    confidence = rng.random(rows).round(3)
+    correct = rng.random(rows) < confidence
+    return pd.DataFrame({
+        "doc_id": [f"d{i // 10}" for i in range(rows)],
+        "field": [f"F{i % 10}" for i in range(rows)],
+        "similarity": correct.astype(float), "correct": correct,
+        "outcome": np.where(correct, "TP", "FD"), "confidence": confidence, "weight": 1.0})
+
+
+@pytest.mark.parametrize(("options", "work"), [
+    # (n_resamples + 1) * (rows + runs * (10,000 * n_bins + 20,000 * budgets))
+    ({"n_resamples": 10**9}, (10**9 + 1) * (840 + 10_000 * 5 + 20_000 * 2)),  # 9.08e13
+    ({"n_resamples": 1000, "n_bins": 10**6}, 1001 * (840 + 10_000 * 10**6 + 40_000)),
+    ({"n_resamples": 1000, "budgets": [i / 10_000 for i in range(1, 10_001)]},
+     1001 * (840 + 50_000 + 20_000 * 10_000)),  # 2.0e11: the 45 minutes measured
+    ({"n_resamples": 20, "max_work": 1000}, 21 * (840 + 50_000 + 40_000)),
+])
+def test_a_request_beyond_the_work_bound_is_refused_before_it_starts(options, work, tmp_path):
+    from confcal.report import MAX_WORK, compare_runs, write_report
+
+    assert MAX_WORK == 2e10
+    rule = (rf"the metrics would cost {work:.3g} units of work.*more than max_work="
+            rf"{int(options.get('max_work', MAX_WORK))} allows")
+    with pytest.raises(ValidationError, match=rule.replace("+", r"\+")):
+        compare_runs(_table(), **options)  # instant: checked before any resample
+    with pytest.raises(ValidationError, match=rule.replace("+", r"\+")):
+        write_report(_table(), tmp_path / "r", **options)
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_work_bound_can_be_raised_and_is_itself_checked():
+    from confcal.report import compare_runs
+
+    table = _table(40)
+    # 3 * (40 + 10,000 * 5 + 20,000 * 2) = 270,120 > 1e5: refused, allowed with 3e5
+    with pytest.raises(ValidationError, match=r"2\.7e\+05 units of work"):
+        compare_runs(table, n_resamples=2, max_work=1e5)
+    with pytest.warns(UserWarning, match="fewer than 30"):  # 4 documents
+        assert len(compare_runs(table, n_resamples=2, max_work=3e5)) == 1
+    with pytest.raises(ValidationError, match=r"max_work must be a number >= 1; found 0"):
+        compare_runs(table, max_work=0)

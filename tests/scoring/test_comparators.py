@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 import numpy as np
 import pytest
 from dateutil import parser as dateutil_parser
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from _profiles import examples
@@ -100,7 +100,7 @@ def test_parse_number_formats(text, decimal, expected):
         ("abc", ".", "not a number"),
         ("", ".", "not a number"),
         ("(-12)", ".", "a sign inside accounting parentheses"),
-        ("1e999", ".", "not finite"),
+        ("1e999", ".", "beyond the float range"),
         (float("inf"), ".", "not finite"),
         (True, ".", "a bool is not a number"),
         (["1"], ".", "expected a string or a number, not list"),
@@ -237,18 +237,17 @@ def test_digit_group_rule_refuses(text, decimal, reason):
     (("007", "", ""), 7.0),
 ])
 def test_digits_rule(parts, expected):
-    assert _numbers._digits_value(*parts, "text") == expected
+    assert float(_numbers._digits_literal(*parts, "text")) == expected
 
 
 @pytest.mark.parametrize(("parts", "reason"), [
     (("", "", ""), "not a number"),  # nothing left
     (("1a", "", ""), "not a number"),
-    (("1", "0", "e999"), "not finite"),  # 1.0e999 overflows to inf
 ])
 def test_digits_rule_refuses(parts, reason):
     with pytest.raises(ValidationError, match=rf"text must be a number \({reason}\); "
                                               r"found 'text'"):
-        _numbers._digits_value(*parts, "text")
+        _numbers._digits_literal(*parts, "text")
 
 
 def test_number_absolute_tolerance_survives_binary_rounding():
@@ -606,14 +605,59 @@ def test_year_first_forms_are_never_read_day_first(text):
     assert Date(dayfirst=True)("2024-03-01", text) == 1.0
 
 
-def test_numbers_too_large_for_a_float_are_not_numbers():
+def test_numbers_too_large_for_a_float_are_refused_by_parse_number():
     from decimal import Decimal
 
-    with pytest.raises(ValidationError, match=r"not finite"):
+    with pytest.raises(ValidationError, match=r"beyond the float range"):
         parse_number(10**400)
+    with pytest.raises(ValidationError, match=r"beyond the float range\); found '1000.*"
+                                              r"\(403 characters\)"):
+        parse_number("1" + "0" * 400)
     with pytest.raises(ValidationError, match=r"not finite"):
         parse_number(Decimal("sNaN"))
-    assert Number()(10**400, 1) == 0.0  # not a number: compared as exact text
+
+
+HUGE = "1" + "0" * 400  # 10**400: beyond the float range (1.8e308)
+
+
+@pytest.mark.parametrize(("truth", "prediction", "kwargs", "expected"), [
+    (HUGE, HUGE, {}, 1.0),  # identical: equal, not inf - inf = NaN
+    (HUGE, 10**400, {}, 1.0),  # the text and the int write one number
+    (HUGE, "1e400", {}, 1.0),
+    (HUGE, "-" + HUGE, {}, 0.0),
+    (HUGE, HUGE[:-1] + "1", {"rel_tol": 0.0}, 0.0),  # differ by 1 in the 401st digit
+    (HUGE, HUGE[:-1] + "1", {"rel_tol": 0.0, "abs_tol": 1.0}, 1.0),  # |diff| = 1 <= 1
+    (HUGE, "1.01e400", {}, 1.0),  # 0.01e400 <= 0.01 * 1.01e400
+    (HUGE, "1.02e400", {}, 0.0),  # 0.02e400 > 0.01 * 1.02e400 = 0.0102e400
+    (HUGE, 1.0, {}, 0.0),
+    ("1e-400", "1e-400", {}, 1.0),  # below the float range: 0.0 as floats, exact here
+    ("1e-400", "0", {}, 0.0),  # a float would read 0.0 == 0.0
+    ("1e-400", "0", {"abs_tol": 1e-300}, 1.0),
+    ("1e-400", "2e-400", {}, 0.0),  # 1e-400 > 0.01 * 2e-400
+    ("0", "0.00", {}, 1.0),  # a written zero stays on the float path
+    ("1e5000", "1E5000", {}, 1.0),  # beyond 10**4300: not a number, Exact text
+    ("1e5000", "1e5001", {}, 0.0),
+])
+def test_numbers_beyond_the_float_range_compare_exactly(truth, prediction, kwargs, expected):
+    number = Number(**kwargs)
+    assert number(truth, prediction) == expected
+    assert number(prediction, truth) == expected  # symmetric
+    # the batched path (score_documents) agrees with the scalar call
+    assert number.pairwise([truth], [prediction]).tolist() == [[expected]]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.integers(min_value=-(10**420), max_value=10**420),
+       st.integers(min_value=-(10**420), max_value=10**420),
+       st.sampled_from([0.0, 0.01, 0.5]))
+def test_huge_integers_follow_the_tolerance_rule_exactly(t, p, rel_tol):
+    # Brute force in exact integer arithmetic: |p - t| <= rel_tol * max(|p|, |t|), with
+    # rel_tol exact as a fraction (0.01 is the float nearest 1/100, not 1/100).
+    from fractions import Fraction
+
+    assume(max(abs(t), abs(p)) > 2**1024)  # at least one side beyond the float range
+    expected = abs(p - t) <= Fraction(rel_tol) * max(abs(p), abs(t))
+    assert Number(rel_tol=rel_tol)(str(t), str(p)) == float(expected)
 
 
 def test_decimal_nan_is_missing():

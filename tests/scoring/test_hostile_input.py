@@ -941,3 +941,106 @@ def test_score_refuses_doc_ids_written_alike_in_far_apart_chunks(tmp_path, capsy
                  "--pred", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.csv")]) == 1
     assert "found 1 at position 0 and '1' at position 8, both '1'" in capsys.readouterr().err
     assert not (tmp_path / "e.csv").exists()
+# ------------------------------------------------------------- 400-digit numbers
+
+BIG = "1" + "0" * 399  # a 400-digit integer: no float holds it
+
+
+def test_a_400_digit_confidence_is_a_located_error_in_the_command(tmp_path: Path,
+                                                                  capsys: Any) -> None:
+    truth = _jsonl(tmp_path / "truth.jsonl", ("a", {"Agency": "ACME"}))
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text('{"doc_id": "a", "document": {"Agency": {"value": "ACME", "confidence": '
+                    + BIG + "}}}\n")
+    args = ["score", "--schema", "fcc-invoice", "--truth", str(truth), "--pred", str(pred),
+            "-o", str(tmp_path / "e.csv")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("confcal: error: doc 'a', field Agency: confidence must be a number "
+                          "within [0, 1]; found 1000")
+    assert "(400 characters)" in err and "Traceback" not in err
+    # the same through the library, a Python int this time
+    with pytest.raises(ValidationError, match=r"field Agency: confidence must be a number "
+                                              r"within \[0, 1\]; found 1000.*\(401 characters"):
+        score_documents(AGENCY, {"a": {"Agency": "ACME"}},
+                        {"a": {"Agency": {"value": "ACME", "confidence": 10**400}}})
+
+
+def test_a_400_digit_rel_tol_is_an_error_naming_it(tmp_path: Path, capsys: Any) -> None:
+    with pytest.raises(ValidationError, match=r"rel_tol must be a finite number >= 0; found "
+                                              r"1000.* \(beyond the float range\)"):
+        Number(rel_tol=10**400)
+    with pytest.raises(ValidationError, match=r"abs_tol must be a finite number >= 0"):
+        Number(abs_tol=-(10**400))
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"fields": {"Total": {"kind": "field", "comparator": {"type": '
+                      '"Number", "rel_tol": ' + BIG + '}, "threshold": 1.0, "weight": 1.0}}}')
+    truth = _jsonl(tmp_path / "truth.jsonl", ("a", {"Total": "1"}))
+    args = ["score", "--schema", str(schema), "--truth", str(truth), "--pred", str(truth),
+            "-o", str(tmp_path / "e.csv")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"confcal: error: {schema}: schema.fields.Total.comparator: rel_tol "
+                          "must be a finite number >= 0; found 1000")
+    assert "(beyond the float range)" in err
+
+
+@pytest.mark.parametrize("column", ["confidence", "similarity", "weight", "correct"])
+@pytest.mark.parametrize("cell", [BIG, "-" + BIG, "1" + "0" * 5000])
+def test_a_huge_integer_cell_in_an_entity_table_is_a_located_error(tmp_path: Path,
+                                                                    column: str,
+                                                                    cell: str) -> None:
+    table = score_documents(AGENCY, {"a": {"Agency": "ACME"}},
+                            {"a": {"Agency": {"value": "ACME", "confidence": 0.5}}})
+    frame = table.entities.astype({column: object})
+    frame.loc[0, column] = cell
+    path = tmp_path / "e.csv"
+    frame.to_csv(path, index=False)
+    exc = _raised(read_entities, path)
+    assert exc.field == column and exc.line == 2
+    assert f"column {column} must" in str(exc) and len(str(exc)) < 400
+
+
+# ------------------------------------------------------------- Parquet metadata
+
+def _with_metadata(path: Path, key: bytes, value: bytes) -> Path:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                                  key: value}), path)
+    return path
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000  # a RecursionError in json.loads
+
+
+@pytest.mark.parametrize(("key", "value", "rule"), [
+    (b"PANDAS_ATTRS", DEEP, "must nest objects and lists at most 64 deep"),
+    (b"pandas", DEEP, "must nest objects and lists at most 64 deep"),
+    (b"PANDAS_ATTRS", b'{"confcal.signature": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+     "must nest objects and lists at most 64 deep"),
+    (b"PANDAS_ATTRS", b"[1, 2]", "must be a JSON object; found a JSON list"),
+    (b"PANDAS_ATTRS", b"\xff\xfe", "must be valid JSON"),
+    (b"PANDAS_ATTRS", b'{"confcal.signature": 5}',
+     "entry 'confcal.signature' must be a string (the settings that scored the table); "
+     "found int 5"),
+    (b"PANDAS_ATTRS", b'{"confcal.signature": {"a": [1]}}',
+     "entry 'confcal.signature' must be a string (the settings that scored the table); "
+     "found dict {'a': [1]}"),
+    (b"pandas", b'{"columns": 5}', "must describe the table's columns as pandas writes it; "
+     "found it unreadable (KeyError"),
+])
+def test_hostile_parquet_metadata_is_an_error_naming_the_file_and_key(
+        tmp_path: Path, key: bytes, value: bytes, rule: str) -> None:
+    path = _with_metadata(_parquet(tmp_path / "e.parquet"), key, value)
+    for read in (read_entities, lambda p: list(io.iter_entities(p))):
+        exc = _raised(read, path)
+        assert str(exc).startswith(f"{path}: Parquet metadata key {key.decode()!r}")
+        assert rule in str(exc) and exc.source == str(path)
+
+
+def test_a_string_signature_in_parquet_metadata_is_kept(tmp_path: Path) -> None:
+    path = _with_metadata(_parquet(tmp_path / "e.parquet"), b"PANDAS_ATTRS",
+                          b'{"confcal.signature": "confcal:0.1.0|schema:x", "other": [1]}')
+    assert read_entities(path).attrs == {"confcal.signature": "confcal:0.1.0|schema:x"}

@@ -324,6 +324,9 @@ def _edge_documents() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     add(base, edit(GrossTotal="", AgencyCommission=None, NetAmountDue="(1,569.52)"))
     add(edit(GrossTotal="0", AgencyCommission="0.00", NetAmountDue="0"),
         edit(GrossTotal="0.009", AgencyCommission="$0.01", NetAmountDue="0.02"))
+    huge = "1" + "0" * 400  # beyond the float range: equal, and 1 apart, in Decimal
+    add(edit(GrossTotal=huge, AgencyCommission=huge, NetAmountDue="-" + huge),
+        edit(GrossTotal=huge, AgencyCommission=huge[:-1] + "1", NetAmountDue="-" + huge))
     add(edit(GrossTotal="0.00", AgencyCommission="0", NetAmountDue="100"),
         edit(GrossTotal="0", AgencyCommission="-0.005", NetAmountDue="101"))
     add(edit(GrossTotal="100", AgencyCommission="101.01", NetAmountDue="1,000"),

@@ -35,7 +35,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._options import budgets, columns, error_message, int_at_least
+from .._options import (
+    budgets,
+    columns,
+    error_message,
+    int_at_least,
+    positive,
+    terminal_output,
+)
 from ..exceptions import ConfcalError, ValidationError
 from ..qa._command import add_qa_parser, run_qa
 
@@ -172,6 +179,12 @@ def _parser() -> argparse.ArgumentParser:
                        metavar="N", help=f"bootstrap resamples of documents for the "
                                          f"intervals, 0 for none (default {bootstrap})")
         p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+        # default None: the library's MAX_WORK, read when used (no numpy at start-up)
+        p.add_argument("--max-work", type=positive(float, "a number of work units"),
+                       default=None, metavar="N",
+                       help="most work the metrics may take, in rows times resamples "
+                            "(default 2e10, about four minutes; bins and budgets count too: "
+                            "docs/cli.md); a larger request is refused before it starts")
         p.add_argument("--extra", type=_extra_metrics, default=(), metavar="NAME,...",
                        help="more columns, any of confcal.metrics.EXTRA_METRICS: "
                             "debiased_ece, smooth_ece, log_loss, aurc, e_aurc, "
@@ -301,8 +314,10 @@ def _parser() -> argparse.ArgumentParser:
 class _Console:
     """Messages on stderr, and a progress bar when one is wanted and tqdm is there."""
 
-    def __init__(self, stream: TextIO, forced: bool) -> None:
-        self.stream, self.forced = stream, forced
+    def __init__(self, stream: TextIO, forced: bool, raw: TextIO | None = None) -> None:
+        # raw: the stream under the command's terminal_output (the bar's carriage returns
+        # are its own; a message's characters are data and go through the escaping stream)
+        self.stream, self.forced, self.raw = stream, forced, raw or stream
 
     def say(self, message: str) -> None:
         print(f"confcal: {message}", file=self.stream, flush=True)
@@ -322,7 +337,7 @@ class _Console:
                 self.say("no progress bar: tqdm is not installed (pip install tqdm, or pip "
                          "install -e '.[cli]' in a clone of confcal)")
             return None
-        return tqdm(total=total, unit=unit, desc=desc, file=self.stream, leave=False,
+        return tqdm(total=total, unit=unit, desc=desc, file=self.raw, leave=False,
                     dynamic_ncols=True)
 
     def stages(self, *, desc: str, total: int) -> Any:
@@ -523,7 +538,9 @@ def _write(entities: Any, args: argparse.Namespace, console: _Console, *, by: An
                                min_count=args.min_count, seed=args.seed,
                                title=title, notes=notes, status=console.say,
                                progress=console.stages, baseline=baseline,
-                               baseline_on=baseline_on, extra=args.extra)
+                               baseline_on=baseline_on, extra=args.extra,
+                               **({} if args.max_work is None
+                                  else {"max_work": args.max_work}))
     for line in _warning_lines([w for w in caught if issubclass(w.category, UserWarning)],
                                SmallSampleWarning):
         console.say(f"warning: {line}")
@@ -707,9 +724,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from ._qa_run import is_qa_run, qa_run_main
 
-    # `qa run` (answering questions with a model) has its own parser: `qa` judges
-    if is_qa_run(sys.argv[1:] if argv is None else argv):
-        return qa_run_main(sys.argv[1:] if argv is None else argv)
+    # what the command prints may hold data (run names, fields, file metadata): every
+    # character a terminal would act on is shown as an escape instead
+    with terminal_output() as raw:
+        # `qa run` (answering questions with a model) has its own parser: `qa` judges
+        if is_qa_run(sys.argv[1:] if argv is None else argv):
+            return qa_run_main(sys.argv[1:] if argv is None else argv)
+        return _main(argv, raw)
+
+
+def _main(argv: Sequence[str] | None, raw: TextIO) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -717,7 +741,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: 0 after --help/--version, 2 on a usage error
         return int(exc.code or 0)
     debug = getattr(args, "debug", False)
-    console = _Console(sys.stderr, forced=getattr(args, "progress", False))
+    console = _Console(sys.stderr, forced=getattr(args, "progress", False), raw=raw)
     command = {"demo": _demo, "score": _score, "report": _report,
                "qa": lambda qa_args, _console: run_qa(qa_args)}[args.command]
     try:

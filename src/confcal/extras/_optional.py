@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import importlib
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -35,7 +36,8 @@ def progress(total: int, desc: str, enabled: bool, *, unit: str, user: str, extr
     if not enabled:
         return _NoBar()
     tqdm = require("tqdm", user=user, extra=extra)
-    return tqdm.tqdm(total=total, desc=desc, unit=unit)
+    # the command's stderr escapes control characters; the bar's carriage returns are its own
+    return tqdm.tqdm(total=total, desc=desc, unit=unit, file=getattr(sys.stderr, "raw", None))
 
 
 def run_concurrently(work: Callable[[K], Any], keys: Iterable[K], *, concurrency: int, bar: Any,

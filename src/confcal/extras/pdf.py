@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._validation import check_positive_int, is_real
 from ..exceptions import ValidationError
 from ._optional import require
 
-__all__ = ["PdfText", "pdf_text"]
+__all__ = ["MAX_CHARS", "MAX_PAGES", "MAX_SECONDS", "PdfText", "pdf_text"]
 
 _EXTRA = "pdf"
 _SPACES = re.compile(r"[ \t\u00a0]{2,}")
@@ -146,13 +148,65 @@ def _info(metadata: Any, key: str) -> str | None:
     return value or None
 
 
-def pdf_text(path: str | os.PathLike[str]) -> PdfText:
+MAX_PAGES = 5_000
+"""The most pages :func:`pdf_text` reads by default (DocBench's longest documents have a
+few hundred); the count is the PDF's own, checked before any page is read."""
+
+MAX_SECONDS = 60.0
+"""The longest :func:`pdf_text` reads by default, checked after each page: a small PDF can
+hold pages that are slow to lay out (a 266 KB file took 75 s)."""
+
+MAX_CHARS = 20_000_000
+"""The most characters of text :func:`pdf_text` keeps by default (some 5,000 dense pages):
+a PDF's content streams compress, so a small file can hold far more text than any model's
+context."""
+
+
+def _read_pages(pymupdf: Any, doc: Any, path: Path, *, max_seconds: float,
+                max_chars: int) -> tuple[list[str], list[int]]:
+    """Every page's text and image count, within the time and character bounds."""
+    flags = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+    pages: list[str] = []
+    images: list[int] = []
+    started, chars = time.monotonic(), 0
+    for number in range(doc.page_count):
+        try:
+            page = doc.load_page(number)
+            pages.append(_clean(page.get_text("text", sort=True, flags=flags)))
+            images.append(len(page.get_image_info()))
+        except (RuntimeError, ValueError) as exc:
+            raise ValidationError(f"{path}, page {number + 1}: must be a readable page; "
+                                  f"found one PyMuPDF cannot read ({exc})",
+                                  source=path) from None
+        chars += len(pages[-1])
+        if chars > max_chars:
+            raise ValidationError(
+                f"{path}: must hold at most {max_chars:,} characters of text ({{option}} "
+                f"raises it); found more by page {number + 1:,} of {doc.page_count:,}",
+                source=path, option=("max_chars", max_chars))
+        elapsed = time.monotonic() - started
+        if elapsed > max_seconds and number + 1 < doc.page_count:
+            raise ValidationError(
+                f"{path}: must be read within {max_seconds:g} s ({{option}} raises it); "
+                f"found {elapsed:.1f} s spent by page {number + 1:,} of {doc.page_count:,}",
+                source=path, option=("max_seconds", max_seconds))
+    return pages, images
+
+
+def pdf_text(path: str | os.PathLike[str], *, max_pages: int = MAX_PAGES,
+             max_seconds: float = MAX_SECONDS, max_chars: int = MAX_CHARS) -> PdfText:
     """Read a PDF's text page by page, with its page count, title and author.
 
     Parameters
     ----------
     path : str or path-like
         A PDF file.
+    max_pages : int, default MAX_PAGES (5,000)
+        The most pages to read; a PDF with more is refused before any page is read.
+    max_seconds : float, default MAX_SECONDS (60)
+        The longest to read, checked after each page.
+    max_chars : int, default MAX_CHARS (20,000,000)
+        The most characters of text to keep, counted page by page.
 
     Returns
     -------
@@ -163,7 +217,8 @@ def pdf_text(path: str | os.PathLike[str]) -> PdfText:
     ------
     ValidationError
         Naming the file: it does not exist, is empty or not a PDF PyMuPDF can open, needs
-        a password, or a page cannot be read.
+        a password, a page cannot be read, or it is beyond one of the bounds (naming the
+        bound, the page reached and the argument that raises it); never a text cut short.
     ImportError
         PyMuPDF is not installed (``pip install -e '.[pdf]'``).
 
@@ -193,6 +248,10 @@ def pdf_text(path: str | os.PathLike[str]) -> PdfText:
     [Page 2 of 2]
     Text of page 2.
     """
+    max_pages = check_positive_int(max_pages, "max_pages")
+    max_chars = check_positive_int(max_chars, "max_chars")
+    if not (is_real(max_seconds) and float(max_seconds) > 0):
+        raise ValidationError(f"max_seconds must be a number > 0; found {max_seconds!r}")
     pymupdf = require("pymupdf", user="confcal.extras.pdf", extra=_EXTRA)
     path = Path(path)
     if not path.is_file():
@@ -207,17 +266,12 @@ def pdf_text(path: str | os.PathLike[str]) -> PdfText:
         if doc.needs_pass:
             raise ValidationError(f"{path}: must be a PDF that opens without a password; "
                                   "found an encrypted one (decrypt it first)", source=path)
-        flags = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
-        pages, images = [], []
-        for number in range(doc.page_count):
-            try:
-                page = doc.load_page(number)
-                pages.append(_clean(page.get_text("text", sort=True, flags=flags)))
-                images.append(len(page.get_image_info()))
-            except (RuntimeError, ValueError) as exc:
-                raise ValidationError(f"{path}, page {number + 1}: must be a readable page; "
-                                      f"found one PyMuPDF cannot read ({exc})",
-                                      source=path) from None
+        if doc.page_count > max_pages:
+            raise ValidationError(f"{path}: must have at most {max_pages:,} pages ({{option}} "
+                                  f"raises it); found {doc.page_count:,}", source=path,
+                                  option=("max_pages", max_pages))
+        pages, images = _read_pages(pymupdf, doc, path, max_seconds=float(max_seconds),
+                                    max_chars=max_chars)
         metadata = doc.metadata
     return PdfText(str(path), tuple(pages), tuple(images), _info(metadata, "title"),
                    _info(metadata, "author"))

@@ -18,6 +18,7 @@ from ._render import (
     write_report,
 )
 from ._runs import (
+    MAX_WORK,
     MIN_INTERVAL_DOCUMENTS,
     RunSummary,
     SmallSampleWarning,
@@ -34,6 +35,7 @@ __all__ = [
     *degradation.__all__,
     *plots.__all__,
     "COMPARE_METRICS",
+    "MAX_WORK",
     "MIN_INTERVAL_DOCUMENTS",
     "RunSummary",
     "DocumentsDroppedWarning",

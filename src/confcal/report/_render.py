@@ -26,12 +26,18 @@ from .._files import check_destination as _check_folder
 from .._files import staged_folder
 from .._markdown import escape_cell, escape_html, escape_text, markdown_table, write_csv
 from .._signature import table_signature
-from .._validation import check_budgets, check_option, check_positive_int, is_missing
+from .._validation import (
+    check_budgets,
+    check_n_bins,
+    check_option,
+    check_positive_int,
+    is_missing,
+)
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import DEFAULT_BUDGETS
 from ..scoring.io import check_entities
 from ._compare import DIFFERENCE_SUFFIXES, ON_CHOICES, baseline_differences, check_baseline
-from ._runs import MIN_INTERVAL_DOCUMENTS, check_by, compare_runs
+from ._runs import MAX_WORK, MIN_INTERVAL_DOCUMENTS, check_by, check_work, compare_runs
 
 __all__ = ["WrittenReport", "format_differences", "format_runs", "to_html", "to_markdown",
            "write_report"]
@@ -638,7 +644,8 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
                  notes: Sequence[str] = (), n_errors: int = 5, min_count: int = 30,
                  status: Callable[[str], None] | None = None,
                  progress: Callable[..., Any] | None = None, baseline: str | None = None,
-                 baseline_on: str = "error", extra: Sequence[str] = ()) -> WrittenReport:
+                 baseline_on: str = "error", extra: Sequence[str] = (),
+                 max_work: float = MAX_WORK) -> WrittenReport:
     """Write the comparison report of an entity table into a folder.
 
     Parameters
@@ -684,6 +691,9 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     extra : sequence of str, default ()
         More columns of the runs tables, from :data:`confcal.metrics.EXTRA_METRICS` (as
         ``extra=`` of :func:`compare_runs`).
+    max_work : float, default MAX_WORK (2e10, about four minutes)
+        The most work the runs tables may take (``max_work=`` of :func:`compare_runs`),
+        checked before anything is computed or written.
 
     Returns
     -------
@@ -730,6 +740,10 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
     n_errors = check_positive_int(n_errors, "n_errors", 0)
     min_count = check_positive_int(min_count, "min_count", 0)
     _check_report_text(title, notes)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", 0)
+    n_bins = check_n_bins(n_bins)
+    check_work(len(frame), len(_groups(frame, by)), n_resamples=n_resamples, n_bins=n_bins,
+               n_budgets=len(budgets), max_work=max_work)  # before any work, as the folder
     if baseline is not None:  # before any work, as the folder
         baseline_on = _check_baseline(frame, by, baseline, baseline_on, n_resamples)
     out = Path(out_dir)
@@ -740,7 +754,7 @@ def write_report(entities: pd.DataFrame, out_dir: str | os.PathLike[str], *,
         + (f" with {n_resamples} bootstrap resamples" if n_resamples else ""))
     runs, pooled = _compare_runs_in_stages(
         frame, by, progress, budgets=budgets, n_bins=n_bins, n_resamples=n_resamples,
-        confidence_level=confidence_level, seed=seed, extra=extra)
+        confidence_level=confidence_level, seed=seed, extra=extra, max_work=max_work)
     # compare_runs warned (SmallSampleWarning) for these; the report says so at the top
     notes = [*notes, *_small_runs_note(runs, by, n_resamples)]
     differences: list[tuple[str, str, str]] = []  # heading, HTML, Markdown

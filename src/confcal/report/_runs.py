@@ -28,6 +28,8 @@ from .._validation import (
     check_probability,
     check_seed,
     is_missing,
+    is_real,
+    shown,
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS
@@ -45,8 +47,39 @@ from ..scoring._totals import (
 )
 from ..scoring.io import check_entities
 
-__all__ = ["MIN_INTERVAL_DOCUMENTS", "RunSummary", "SmallSampleWarning", "compare_runs",
-           "compare_runs_sketched", "merge_summaries", "runs_table", "summarize_runs"]
+__all__ = ["MAX_WORK", "MIN_INTERVAL_DOCUMENTS", "RunSummary", "SmallSampleWarning",
+           "compare_runs", "compare_runs_sketched", "merge_summaries", "runs_table",
+           "summarize_runs"]
+
+MAX_WORK = 2e10
+"""The most work :func:`compare_runs` and :func:`~confcal.report.write_report` take on
+unless told otherwise (``max_work``, ``confcal report --max-work``), in units of one row of
+one resample (about 12 ns): about four minutes.
+
+The work is ``(n_resamples + 1) * (rows + runs * (10,000 * n_bins + 20,000 * budgets))``:
+every resample reweights every row, and finds each run's quantile bins (a search per bin,
+about 0.1 ms) and ECARB budgets (about 0.25 ms each). A request beyond it
+(``n_resamples=10**9``, a million bins with intervals, 10,000 budgets) is refused before
+any of it is done, naming the figures; raise ``max_work`` for a real need."""
+
+_WORK_PER_BIN = 10_000
+_WORK_PER_BUDGET = 20_000
+
+
+def check_work(rows: int, runs: int, *, n_resamples: int, n_bins: int, n_budgets: int,
+               max_work: Any) -> None:
+    """Refuse a request whose work (:data:`MAX_WORK`'s formula) is beyond ``max_work``."""
+    if not (is_real(max_work) and float(max_work) >= 1):
+        raise ValidationError(f"max_work must be a number >= 1; found {shown(max_work)}")
+    per_resample = rows + runs * (_WORK_PER_BIN * n_bins + _WORK_PER_BUDGET * n_budgets)
+    work = (n_resamples + 1) * per_resample
+    if work > max_work:
+        raise ValidationError(
+            f"the metrics would cost {work:.3g} units of work, about {work * 12e-9:.2g} s "
+            f"({n_resamples + 1:,} rankings, n_resamples + 1, of {rows:,} rows in {runs:,} "
+            f"runs with {n_bins:,} bins and {n_budgets:,} budgets each), more than "
+            "{option} allows; lower n_resamples, n_bins or the budgets, or raise it",
+            option=("max_work", int(max_work) if float(max_work).is_integer() else max_work))
 
 MIN_INTERVAL_DOCUMENTS = 30
 """Below this many documents a group's bootstrap intervals come with a SmallSampleWarning."""
@@ -316,7 +349,7 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
                  n_bins: int = 5,
                  binning: str = "quantile", confidence_level: float = 0.95,
                  seed: int | None = 0, progress: Callable[[int], Any] | None = None,
-                 extra: Sequence[str] = ()) -> pd.DataFrame:
+                 extra: Sequence[str] = (), max_work: float = MAX_WORK) -> pd.DataFrame:
     """The ConfBench Table 3: extraction quality and calibration, one row per run.
 
     Parameters
@@ -346,6 +379,10 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
         like the other metrics; ``calibration_p`` is the consistency test with the run's
         documents as the grouping (a document effect) and ``n_resamples`` redraws, so it
         needs ``n_resamples >= 1``.
+    max_work : float, default MAX_WORK (2e10, about four minutes)
+        The most work to take on, in rows times resamples (:data:`MAX_WORK` gives the
+        formula, bins and budgets included); a request beyond it is a ValidationError
+        before any of it is done.
 
     Returns
     -------
@@ -415,6 +452,8 @@ def compare_runs(entities: pd.DataFrame, *, by: str | Sequence[str] | None = Non
                   frame.groupby(list(by), sort=False, dropna=False, observed=True)]
     else:
         groups = [((), frame)]
+    check_work(len(frame), len(groups), n_resamples=n_resamples, n_bins=n_bins,
+               n_budgets=len(budgets), max_work=max_work)
     rows = []
     for key, group in groups:
         row = dict(zip(by, key, strict=True))

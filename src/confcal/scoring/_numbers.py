@@ -9,15 +9,15 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import is_missing
+from .._validation import is_missing, is_real, shown
 from ..exceptions import ValidationError
 from ._kernels import CACHE_SIZE, BatchedMethods
-from ._text import Exact, Parsed, with_fallback
+from ._text import Parsed, with_fallback
 
 # ------------------------------------------------------------------------- numbers
 
@@ -35,11 +35,18 @@ _MAX_SLACK = 4 * np.finfo(np.float64).eps
 
 
 def _number_error(text: Any, reason: str) -> ValidationError:
-    return ValidationError(f"text must be a number ({reason}); found {text!r}")
+    return ValidationError(f"text must be a number ({reason}); found {shown(text)}")
 
 
 def _parse_number_str(text: str, decimal: str) -> float:
-    """The number a string writes, by the rules below in turn; ValidationError if none.
+    """The float of the number a string writes (an infinity of its sign beyond the float
+    range); ValidationError if it writes none."""
+    return float(_number_literal(text, decimal))
+
+
+def _number_literal(text: str, decimal: str) -> str:
+    """The number a string writes as a plain literal (``"-1234.5e3"``), by the rules below
+    in turn; ValidationError if none.
 
     Each rule takes what the previous one left: currency stripped, then the sign (accounting
     parentheses, percent unit, leading sign), then the exponent, the decimal mark, the digit
@@ -52,8 +59,7 @@ def _parse_number_str(text: str, decimal: str) -> float:
     mantissa, exponent = _split_exponent(s)
     int_part, frac = _split_decimal_mark(mantissa, decimal, text)
     int_part = _join_digit_groups(int_part, decimal, text)
-    value = _digits_value(int_part, frac, exponent, text)
-    return -value if negative else value
+    return ("-" if negative else "") + _digits_literal(int_part, frac, exponent, text)
 
 
 def _strip_currency(text: str) -> str:
@@ -141,16 +147,13 @@ def _join_digit_groups(int_part: str, decimal: str, text: str) -> str:
     return "".join(groups)
 
 
-def _digits_value(int_part: str, frac: str, exponent: str, text: str) -> float:
-    """The float of digits, fraction digits and exponent; finite, and digits on one side."""
+def _digits_literal(int_part: str, frac: str, exponent: str, text: str) -> str:
+    """Digits, fraction digits and exponent as one literal; digits on one side at least."""
     if not (int_part.isdigit() or (int_part == "" and frac != "")):
         raise _number_error(text, "not a number")
     # int_part/frac are ASCII digits only here (isdigit also accepts e.g. superscripts, but
-    # NFKC has folded those), so float() reads exactly what was written.
-    value = float(f"{int_part or '0'}.{frac or '0'}{exponent}")
-    if not math.isfinite(value):
-        raise _number_error(text, "not finite")
-    return value
+    # NFKC has folded those), so float() and Decimal() read exactly what was written.
+    return f"{int_part or '0'}.{frac or '0'}{exponent}"
 
 
 # The shapes most amounts take ("1234.5", "$1,234.50", "-$12"), read without the general
@@ -160,7 +163,8 @@ _PLAIN_AMOUNT_RE = re.compile(r"(-?)\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?")
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _parse_number_cached(text: str, decimal: str) -> float:
-    """Parsed value, or NaN when the text is not a number (cached either way)."""
+    """Parsed value, or NaN when the text is not a number (cached either way); an infinity
+    of its sign when the number is beyond the float range."""
     if decimal == ".":
         m = _PLAIN_AMOUNT_RE.fullmatch(text)
         if m:
@@ -200,7 +204,9 @@ def parse_number(text: Any, *, decimal: str = ".") -> float:
     Raises
     ------
     ValidationError
-        If the text is not a finite number. Digit groups must be three digits (after a
+        If the text is not a finite number, or writes one beyond the float range (above
+        about 1.8e308 in magnitude; :class:`Number` compares those exactly as decimals).
+        Digit groups must be three digits (after a
         first group of 1-3; two-digit Indian groups are accepted before the last three):
         ``"1,5"`` with ``decimal="."`` is refused rather than read as 15.
 
@@ -230,7 +236,9 @@ def parse_number(text: Any, *, decimal: str = ".") -> float:
     if isinstance(text, (int, float, Decimal, np.integer, np.floating)):
         try:
             value = float(text)
-        except (OverflowError, ValueError):  # 10**400; Decimal("sNaN")
+        except OverflowError:  # 10**400
+            raise _number_error(text, "beyond the float range") from None
+        except ValueError:  # Decimal("sNaN")
             raise _number_error(text, "not finite") from None
         if not math.isfinite(value):
             raise _number_error(text, "not finite")
@@ -240,27 +248,85 @@ def parse_number(text: Any, *, decimal: str = ".") -> float:
     value = _parse_number_cached(text, decimal)
     if math.isnan(value):
         _parse_number_str(text, decimal)  # re-run uncached to raise the specific reason
+    if math.isinf(value):
+        raise _number_error(text, "beyond the float range")
     return value
 
 
 def _number_or_nan(value: Any, decimal: str) -> float:
+    """The float a value writes: NaN if none, an infinity of its sign beyond the float range."""
     if isinstance(value, str):
         return _parse_number_cached(value, decimal)
+    if isinstance(value, (int, Decimal, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        try:
+            return float(value)  # an overflowing Decimal is an infinity already
+        except OverflowError:  # an int of 310+ digits
+            return math.inf if value > 0 else -math.inf
+        except ValueError:  # Decimal("sNaN")
+            return math.nan
     try:
         return parse_number(value, decimal=decimal)
     except ValidationError:
         return math.nan
 
 
+# ----------------------------------------------------- beyond the float range
+
+_NORMAL_MIN = float(np.finfo(np.float64).tiny)  # 2.2e-308, the smallest normal float
+_MAX_EXPONENT = 4300
+"""Numbers of magnitude 10**4300 and beyond (or 10**-4300 and below, zero aside) are not read
+as numbers: exact decimal arithmetic on them costs digits in proportion to the exponent
+(4,300 is Python's own limit on the digits of an int written as text)."""
+
+
+def _unfaithful(values: np.ndarray) -> np.ndarray:
+    """Where a parsed float may not be the written number: infinite (beyond the float
+    range), or below the normal range (a 1e-400 rounds to 0.0, a 3e-320 keeps few bits)."""
+    return np.isinf(values) | (np.abs(values) < _NORMAL_MIN)
+
+
+def _exact(value: Any, decimal: str) -> Decimal | None:
+    """The number a value writes, exactly, as a Decimal; None if it writes none, or one beyond
+    10**±:data:`_MAX_EXPONENT`."""
+    try:
+        if isinstance(value, str):
+            number = Decimal(_number_literal(value, decimal))
+        elif isinstance(value, (int, float, Decimal, np.integer, np.floating)):
+            number = Decimal(value.item() if isinstance(value, np.generic) else value)
+        else:
+            return None
+    except (ValidationError, ArithmeticError, ValueError, TypeError):
+        return None
+    if not number.is_finite():
+        return None
+    if number and not -_MAX_EXPONENT < number.adjusted() < _MAX_EXPONENT:
+        return None
+    return number
+
+
+def _exact_within(t: Decimal, p: Decimal, rel_tol: float, abs_tol: float) -> bool:
+    """``|p - t| <= max(abs_tol, rel_tol * max(|p|, |t|))`` in exact decimal arithmetic.
+
+    Every operation is exact: the context holds as many digits as the difference and the
+    product need (at most some 10,000 with both exponents within 10**±4300), so only the
+    comparison decides, and two equal numbers always agree.
+    """
+    rel, absolute = Decimal(rel_tol), Decimal(abs_tol)  # a float converts exactly
+    scale = max(abs(t), abs(p))
+    exponents = [x.as_tuple().exponent for x in (t, p)]
+    span = max(t.adjusted(), p.adjusted()) - min(int(e) for e in exponents) + 2
+    product = len(rel.as_tuple().digits) + len(scale.as_tuple().digits) + 2
+    context = Context(prec=max(span, product, 28), Emax=MAX_EMAX, Emin=MIN_EMIN)
+    difference = context.abs(context.subtract(p, t))
+    return bool(difference <= max(absolute, context.multiply(rel, scale)))
+
+
 def _check_tol(value: Any, name: str) -> None:
-    ok = (
-        isinstance(value, (int, float, np.integer, np.floating))
-        and not isinstance(value, (bool, np.bool_))
-        and math.isfinite(float(value))
-        and float(value) >= 0
-    )
-    if not ok:
-        raise ValidationError(f"{name} must be a finite number >= 0; found {value!r}")
+    # is_real refuses an int of 310+ digits (a tolerance no float holds) as it refuses inf
+    if not (is_real(value) and float(value) >= 0):
+        huge = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        raise ValidationError(f"{name} must be a finite number >= 0; found {shown(value)}"
+                              + (" (beyond the float range)" if huge else ""))
 
 
 @dataclass(frozen=True)
@@ -333,11 +399,10 @@ class Number(BatchedMethods):
         tm, pm = is_missing(truth), is_missing(prediction)
         if tm or pm:
             return float(tm and pm)
-        t = _number_or_nan(truth, self.decimal)
-        p = _number_or_nan(prediction, self.decimal)
-        if math.isnan(t) or math.isnan(p):
-            return Exact()(truth, prediction)
-        return float(self._within(np.float64(t), np.float64(p)))
+        pair = np.zeros(1, dtype=np.intp)
+        no = np.zeros(1, dtype=bool)
+        return float(self._pairs(self._prepare([truth], no), self._prepare([prediction], no),
+                                 pair, pair)[0])
 
     def _prepare(self, values: Sequence[Any], missing: np.ndarray) -> Parsed:
         dec, cached = self.decimal, _parse_number_cached
@@ -345,10 +410,44 @@ class Number(BatchedMethods):
             math.nan if miss else cached(v, dec) if type(v) is str else _number_or_nan(v, dec)
             for v, miss in zip(values, missing.tolist(), strict=True)
         ], dtype=np.float64).reshape(len(values))
-        return Parsed(parsed, np.isnan(parsed) & ~missing, values, missing)
+        exact: dict[int, Decimal] = {}
+        for i in np.flatnonzero(_unfaithful(parsed) & ~missing).tolist():
+            number = _exact(values[i], dec)
+            if number is None:
+                parsed[i] = math.nan  # beyond 10**4300: compared as text
+            elif number:  # a written zero is a faithful 0.0
+                exact[i] = number
+        return _NumberParsed(parsed, np.isnan(parsed) & ~missing, values, missing, exact)
 
     def _pairs(self, pt: Parsed, pp: Parsed, ti: np.ndarray, pj: np.ndarray) -> np.ndarray:
         sim = self._within(pt.values[ti], pp.values[pj]).astype(np.float64)
+        exact_t, exact_p = getattr(pt, "exact", {}), getattr(pp, "exact", {})
+        if exact_t or exact_p:
+            sim = self._exact_pairs(sim, (pt, exact_t), (pp, exact_p), ti, pj)
         return with_fallback(sim, pt, pp, ti, pj)
 
+    def _exact_pairs(self, sim: np.ndarray, truth: tuple[Parsed, dict[int, Decimal]],
+                     pred: tuple[Parsed, dict[int, Decimal]], ti: np.ndarray,
+                     pj: np.ndarray) -> np.ndarray:
+        """Pairs with a side beyond the normal float range, compared exactly as decimals."""
+        (pt, exact_t), (pp, exact_p) = truth, pred
+        flagged = np.isin(ti, list(exact_t)) | np.isin(pj, list(exact_p))
+        usable = ~(np.isnan(pt.values[ti]) | np.isnan(pp.values[pj]))  # missing or text
+        for k in np.flatnonzero(flagged & usable).tolist():
+            i, j = int(ti[k]), int(pj[k])
+            t = exact_t.get(i) or _exact(pt.raw[i], self.decimal)
+            p = exact_p.get(j) or _exact(pp.raw[j], self.decimal)
+            if t is not None and p is not None:
+                sim[k] = float(_exact_within(t, p, self.rel_tol, self.abs_tol))
+        return sim
 
+
+class _NumberParsed(Parsed):
+    """Parsed numbers with, for those beyond the normal float range, their exact decimal."""
+
+    __slots__ = ("exact",)
+
+    def __init__(self, values: np.ndarray, unparsed: np.ndarray, raw: Sequence[Any],
+                 missing: np.ndarray, exact: dict[int, Decimal]) -> None:
+        super().__init__(values, unparsed, raw, missing)
+        self.exact = exact

@@ -25,6 +25,7 @@ import functools
 import gzip
 import io
 import json
+import math
 import os
 import re
 import warnings
@@ -39,10 +40,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._files import StagedFile, read_json
+from .._files import StagedFile, read_json, read_json_object
 from .._markdown import write_csv
 from .._signature import SIGNATURE_ATTR
-from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, weight_ok
+from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, shown, weight_ok
 from ..exceptions import ValidationError
 from ._result import OUTCOMES, value_column
 
@@ -153,19 +154,11 @@ def value_to_json(value: Any) -> str | None:
             raise ValidationError(
                 "an entity-table value must be a string, number, bool, list, dict (text "
                 "keys), Decimal, date, datetime or missing to be written; found "
-                f"{type(value).__name__} {_shown(value)}") from None
+                f"{type(value).__name__} {shown(value)}") from None
     if not text.isascii() and _SURROGATE.search(text):
         # a lone surrogate (possible in a Python str, never in a UTF-8 file): \u escapes
         text = json.dumps(_jsonable(value))
     return text
-
-
-def _shown(value: Any) -> str:
-    """The start of ``value``'s repr (an int of more than 4,300 digits has none)."""
-    try:
-        return f"{value!r:.80}"
-    except ValueError:
-        return "(too long to show)"
 
 
 _FROM_TAG: dict[str, Callable[[str], Any]] = {
@@ -702,19 +695,43 @@ def _read_parquet(path: Path, limits: InputLimits, max_rows: int,
         if n_rows > max_rows:  # a footer can understate its rows too
             raise too_many(path, f"more than {max_rows:,}")
         batches.append(batch)
-    frame = pa.Table.from_batches(batches, schema=parquet.schema_arrow).to_pandas()
-    signature = _parquet_signature(parquet)
-    if isinstance(signature, str):
+    signature = _parquet_signature(parquet, path, limits)
+    frame = _to_pandas(pa.Table.from_batches(batches, schema=parquet.schema_arrow), path)
+    if signature is not None:
         frame.attrs[SIGNATURE_ATTR] = signature
     return frame
 
 
-def _parquet_signature(parquet: Any) -> Any:
+def _parquet_signature(parquet: Any, path: Path, limits: InputLimits) -> str | None:
+    """The table's signature from its Parquet metadata, which is checked first: the
+    ``pandas`` and ``PANDAS_ATTRS`` keys, when present, hold JSON objects within the input
+    limits (no deeper than ``max_depth``), and the signature, when present, is a string."""
+    metadata = parquet.schema_arrow.metadata or {}
+    found = {}
+    for key in (b"pandas", b"PANDAS_ATTRS"):
+        if key in metadata:
+            found[key] = read_json_object(
+                metadata[key], where=f"{path}: Parquet metadata key {key.decode()!r}",
+                source=path, limits=limits)
+    signature = found.get(b"PANDAS_ATTRS", {}).get(SIGNATURE_ATTR)
+    if signature is not None and not isinstance(signature, str):
+        raise ValidationError(
+            f"{path}: Parquet metadata key 'PANDAS_ATTRS', entry {SIGNATURE_ATTR!r} must be a "
+            f"string (the settings that scored the table); found {type(signature).__name__} "
+            f"{shown(signature)}", source=path, field=f"PANDAS_ATTRS.{SIGNATURE_ATTR}")
+    return signature
+
+
+def _to_pandas(table: Any, path: Path) -> pd.DataFrame:
+    """A pyarrow table or batch as a DataFrame; pandas' own metadata in it (the ``pandas``
+    key: index columns, dtypes) must be of the shape pyarrow reads."""
     try:
-        attrs = json.loads((parquet.schema_arrow.metadata or {}).get(b"PANDAS_ATTRS", b"{}"))
-    except ValueError:
-        return None
-    return attrs.get(SIGNATURE_ATTR) if isinstance(attrs, dict) else None
+        return table.to_pandas()  # type: ignore[no-any-return]
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ValidationError(
+            f"{path}: Parquet metadata key 'pandas' must describe the table's columns as "
+            f"pandas writes it; found it unreadable ({type(exc).__name__}: {shown(str(exc))})",
+            source=path, field="pandas") from None
 
 
 def iter_entities(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None,
@@ -806,15 +823,15 @@ def _parquet_chunks(path: Path, wanted: list[str] | None, chunk_rows: int,
         raise ValidationError(f"{path} must have the columns {wanted}; found {len(absent)} "
                               f"missing: {absent}", source=path)
     _parquet_bounds(parquet, path, limits, None)
-    signature = _parquet_signature(parquet)
+    signature = _parquet_signature(parquet, path, limits)
     decoded = 0
     for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
         decoded += batch.nbytes
         if decoded > limits.max_decompressed_bytes:
             raise _bytes_error(path, limits.max_decompressed_bytes, "of decoded columns",
                                "more")
-        frame = batch.to_pandas()
-        if isinstance(signature, str):
+        frame = _to_pandas(batch, path)
+        if signature is not None:
             frame.attrs[SIGNATURE_ATTR] = signature
         yield frame
 
@@ -879,7 +896,8 @@ def _first(mask: np.ndarray, values: Any, row: str, offset: int) -> str:
     if isinstance(value, np.generic):
         value = value.item()
     noun = "value" if bad.size == 1 else "values"
-    return f"found {bad.size} {noun} breaking it, first on {row} {int(bad[0]) + offset} ({value!r})"
+    return (f"found {bad.size} {noun} breaking it, first on {row} {int(bad[0]) + offset} "
+            f"({shown(value)})")
 
 
 def check_doc_ids(doc_id: Any, name: str, *, row: str = "row", offset: int = 0) -> None:
@@ -898,6 +916,23 @@ def _first_at(mask: np.ndarray, row: str, offset: int, column: str) -> dict[str,
     """The location attributes of the row :func:`_first` names: a CSV line, else a row."""
     number = int(np.flatnonzero(mask)[0]) + offset
     return {"line" if row == "line" else "index": number, "field": column}
+
+
+def _floats(raw: pd.Series) -> np.ndarray:
+    """A column as float64: NaN where a cell is no number, and an integer beyond the float
+    range (a CSV cell of 310+ digits) as an infinity of its sign, which every column's rule
+    refuses with its row."""
+    try:
+        return pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    except OverflowError:
+        return np.array([_float(v) for v in raw.to_numpy(dtype=object)], dtype=float)
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(pd.to_numeric(value, errors="coerce"))
+    except OverflowError:
+        return -math.inf if str(value).lstrip().startswith("-") else math.inf
 
 
 def _check_numeric(raw: pd.Series, column: str, name: str, row: str, offset: int) -> None:
@@ -1011,7 +1046,7 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
             f"{_first(bad, outcome, row, offset)}", **_first_at(bad, row, offset, "outcome"))
     correct = frame["correct"].to_numpy()
     if correct.dtype != bool:
-        numeric = pd.to_numeric(frame["correct"], errors="coerce").to_numpy(dtype=float)
+        numeric = _floats(frame["correct"])
         text = np.fromiter((isinstance(v, str) for v in correct), dtype=bool, count=len(correct))
         bad = ~((numeric == 0) | (numeric == 1)) | text  # the text "1" is not coerced
         if bad.any():
@@ -1033,7 +1068,7 @@ def check_entities(entities: Any, *, name: str = "entities", row: str = "row",
     for column, rule, empty_ok, ok in checks:
         raw = frame[column]
         _check_numeric(raw, column, name, row, offset)
-        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        values = _floats(raw)
         not_number = np.isnan(values) & ~raw.isna().to_numpy()
         good = ok(values) | (np.isnan(values) & ~not_number if empty_ok else False)
         if not good.all():

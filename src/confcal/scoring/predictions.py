@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._validation import is_missing
+from .._validation import is_missing, shown
 from ..exceptions import ValidationError
 
 __all__ = ["Prediction", "parse_prediction"]
@@ -87,9 +87,12 @@ def _check_probability(value: Any, what: str) -> float:
         value, (int, float, np.integer, np.floating)
     ):
         raise LeafError(f"{what} must be a number within [0, 1]; found {_describe(value)}", what)
-    p = float(value)
+    try:
+        p = float(value)
+    except OverflowError:  # an int of 310+ digits: outside [0, 1] whatever its value
+        p = math.inf
     if not 0.0 <= p <= 1.0:  # False for NaN as well
-        raise LeafError(f"{what} must be a number within [0, 1]; found {value!r}", what)
+        raise LeafError(f"{what} must be a number within [0, 1]; found {shown(value)}", what)
     return p
 
 
