@@ -43,7 +43,7 @@ from ._kernels import (
     elementwise_similarity,
     fix_missing,
     kernel,
-    missing_flags,
+    missing_mask,
 )
 from ._result import OUTCOMES, ExtractionResult, value_column
 from ._text import (
@@ -65,6 +65,7 @@ _ABSENT = object()
 _DICT = frozenset({dict})
 _FLOAT = frozenset({float})
 _TWO = frozenset({2})
+_STR = frozenset({str})
 # Line-item pairs whose similarities are held in memory at once (k sub-fields x pairs
 # float64): 2**20 pairs of 5 sub-fields is 40 MB.
 _PAIR_BUDGET = 1 << 20
@@ -83,14 +84,15 @@ class _Pool:
 
     Index 0 of each list is the "no item" sentinel (a missing value without confidence)
     that the sides of unpaired line items and documents without a prediction point to.
-    Values are gathered into the table's object columns with one fancy index at the end.
+    Values are gathered into the table's object columns with one fancy index at the end;
+    the missing flags are kept as arrays, concatenated there.
     """
 
     def __init__(self) -> None:
         self.truth: list[Any] = [None]
-        self.truth_missing: list[bool] = [True]
+        self.truth_missing: list[np.ndarray] = [np.ones(1, dtype=bool)]
         self.prediction: list[Any] = [None]
-        self.pred_missing: list[bool] = [True]
+        self.pred_missing: list[np.ndarray] = [np.ones(1, dtype=bool)]
         self.confidence: list[float] = [math.nan]
 
 
@@ -185,6 +187,16 @@ def _common_column(leaves: list[Any]) -> tuple[list[Any], list[float]] | None:
     return values, confidences
 
 
+def _missing(values: list[Any], lengths: np.ndarray | None) -> np.ndarray:
+    """:func:`missing_mask` of a column whose string lengths are known: a column of plain
+    strings is decided by those lengths (empty) and one ``str.isspace`` map, the rule of
+    :func:`~confcal._validation.is_missing` for strings."""
+    if lengths is None or not _STR.issuperset(map(type, values)):
+        return missing_mask(values)
+    return (lengths == 0) | np.fromiter(map(str.isspace, values), dtype=bool,
+                                        count=len(values))
+
+
 class _TopField:
     """A top-level field: where its rows go in the entity table."""
 
@@ -232,19 +244,14 @@ def _flush_top_fields(
             truth.extend(column)
             prediction.extend(values)
             confidence.extend(confidences)
-        truth_flags, pred_flags = missing_flags(truth), missing_flags(prediction)
-        size = len(truth)
-        raw = elementwise_similarity(
-            group[0].spec.comparator, truth, prediction,
-            np.array(truth_flags, dtype=bool).reshape(size),
-            np.array(pred_flags, dtype=bool).reshape(size),
-            fields=[f.name for f in group],
-        )
+        truth_flags, pred_flags = missing_mask(truth), missing_mask(prediction)
+        raw = elementwise_similarity(group[0].spec.comparator, truth, prediction,
+                                     truth_flags, pred_flags, fields=[f.name for f in group])
         truth_base, pred_base = len(pool.truth), len(pool.prediction)
         pool.truth.extend(truth)
-        pool.truth_missing.extend(truth_flags)
+        pool.truth_missing.append(truth_flags)
         pool.prediction.extend(prediction)
-        pool.pred_missing.extend(pred_flags)
+        pool.pred_missing.append(pred_flags)
         pool.confidence.extend(confidence)
         for g, f in enumerate(group):
             out.doc.append(docs)
@@ -377,10 +384,8 @@ class _ItemsField:
         # before any comparison: a document whose items would cost too much is refused
         check_block_work(self.doc_ids, self.name, k, m, n, compared, limits)
 
-        truth_flags = [missing_flags(col) for col in truth_cols]
-        pred_flags = [missing_flags(col) for col in pred_cols]
-        tm = [np.array(f, dtype=bool).reshape(len(f)) for f in truth_flags]
-        pm = [np.array(f, dtype=bool).reshape(len(f)) for f in pred_flags]
+        tm = [_missing(col, t) for col, (t, _) in zip(truth_cols, chars, strict=True)]
+        pm = [_missing(col, p) for col, (_, p) in zip(pred_cols, chars, strict=True)]
         prepared_t = [kern._prepare(col, mask)
                       for kern, col, mask in zip(self.kernels, truth_cols, tm, strict=True)]
         prepared_p = [kern._prepare(col, mask)
@@ -390,9 +395,9 @@ class _ItemsField:
         for s in range(k):
             truth_base[s], pred_base[s] = len(pool.truth), len(pool.prediction)
             pool.truth.extend(truth_cols[s])
-            pool.truth_missing.extend(truth_flags[s])
+            pool.truth_missing.append(tm[s])
             pool.prediction.extend(pred_cols[s])
-            pool.pred_missing.extend(pred_flags[s])
+            pool.pred_missing.append(pm[s])
             pool.confidence.extend(conf_cols[s])
 
         docs = np.array(self.docs, dtype=np.int64)
@@ -797,8 +802,8 @@ def _assemble(
     truth_ref = cat(out.truth_ref, np.int64)[sort]
     pred_ref = cat(out.pred_ref, np.int64)[sort]
     raw = cat(out.raw, np.float64)[sort]
-    tm = np.array(pool.truth_missing, dtype=bool)[truth_ref]
-    pm = np.array(pool.pred_missing, dtype=bool)[pred_ref]
+    tm = np.concatenate(pool.truth_missing)[truth_ref]
+    pm = np.concatenate(pool.pred_missing)[pred_ref]
     threshold = thresholds[field]
     outcome = np.where(
         tm,
