@@ -302,10 +302,10 @@ def phase_times(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> N
     from confcal.scoring.presets import FCC_INVOICE
 
     spent: dict[str, float] = {}
-    targets = [(_scoring, "check_item_work"), (_scoring, "_flush_top_fields"),
+    targets = [(_scoring, "check_block_work"), (_scoring, "_flush_top_fields"),
                (_scoring, "_assemble"), (_scoring._ItemsField, "flush"),
                (_scoring, "_pred_column"), (_scoring, "_check_truth_column"),
-               (_scoring, "missing_flags"), (_scoring._ItemsField, "_emit"),
+               (_scoring, "_missing"), (_scoring._ItemsField, "_emit"),
                (_scoring._ItemsField, "_read")]
     originals = [(owner, name, getattr(owner, name)) for owner, name in targets]
 
@@ -338,14 +338,15 @@ def phase_times(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> N
     print(f"\nphases    timed directly, best of {repeat}: {total:.3f} s in all")
     print("  line items (_ItemsField.flush), of which:".ljust(52)
           + f"{phases['flush'] * 1e3:7.1f} ms {100 * phases['flush'] / total:5.1f}%")
-    inner = ("_pred_column", "_emit", "missing_flags", "_check_truth_column", "_read")
+    inner = ("check_block_work", "_pred_column", "_emit", "_missing",
+             "_check_truth_column", "_read")
     for name in inner:
-        print(f"    {name}".ljust(52) + f"{phases[name] * 1e3:7.1f} ms "
-              f"{100 * phases[name] / total:5.1f}%")
-    rest = phases["flush"] - sum(phases[name] for name in inner)
+        print(f"    {name}".ljust(52) + f"{phases.get(name, 0.0) * 1e3:7.1f} ms "
+              f"{100 * phases.get(name, 0.0) / total:5.1f}%")
+    rest = phases["flush"] - sum(phases.get(name, 0.0) for name in inner)
     print("    the rest: parsing, similarities, assignment".ljust(52)
           + f"{rest * 1e3:7.1f} ms {100 * rest / total:5.1f}%")
-    for name in ("check_item_work", "_assemble", "_flush_top_fields"):
+    for name in ("_assemble", "_flush_top_fields"):
         print(f"  {name}".ljust(52) + f"{phases[name] * 1e3:7.1f} ms "
               f"{100 * phases[name] / total:5.1f}%")
 

@@ -941,6 +941,8 @@ def test_score_refuses_doc_ids_written_alike_in_far_apart_chunks(tmp_path, capsy
                  "--pred", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.csv")]) == 1
     assert "found 1 at position 0 and '1' at position 8, both '1'" in capsys.readouterr().err
     assert not (tmp_path / "e.csv").exists()
+
+
 # ------------------------------------------------------------- 400-digit numbers
 
 BIG = "1" + "0" * 399  # a 400-digit integer: no float holds it
@@ -1044,3 +1046,27 @@ def test_a_string_signature_in_parquet_metadata_is_kept(tmp_path: Path) -> None:
     path = _with_metadata(_parquet(tmp_path / "e.parquet"), b"PANDAS_ATTRS",
                           b'{"confcal.signature": "confcal:0.1.0|schema:x", "other": [1]}')
     assert read_entities(path).attrs == {"confcal.signature": "confcal:0.1.0|schema:x"}
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.lists(st.tuples(st.lists(st.text("ab", max_size=4), max_size=3),
+                          st.lists(st.text("ab", max_size=4), max_size=3)),
+                min_size=1, max_size=4),
+       st.integers(1, 30), st.integers(1, 9))
+def test_the_work_bounds_name_the_first_document_beyond_them(docs, max_pairs, max_items):
+    # The scorer checks the bounds from the columns it reads; the stickler-1.0 path still
+    # checks them document by document before anything else: both refuse the same
+    # (first) document with the same message.
+    truth = {f"d{i}": {"LineItems": _items(*t)} for i, (t, _) in enumerate(docs)}
+    pred = {f"d{i}": {"LineItems": _items(*p)} for i, (_, p) in enumerate(docs)}
+    limits = InputLimits(max_pair_chars=max_pairs, max_item_pairs=max_items,
+                         max_value_chars=4)
+    outcomes = []
+    for conventions in ("confcal", "stickler-1.0"):
+        try:
+            score_documents(FCC_INVOICE, truth, pred, limits=limits, conventions=conventions)
+        except ValidationError as exc:
+            outcomes.append((str(exc), exc.doc_id, exc.field))
+        else:
+            outcomes.append(None)
+    assert outcomes[0] == outcomes[1]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -42,10 +43,16 @@ from ._kernels import (
     elementwise_similarity,
     fix_missing,
     kernel,
-    missing_flags,
+    missing_mask,
 )
 from ._result import OUTCOMES, ExtractionResult, value_column
-from ._text import check_document_lengths, check_item_work, check_value_lengths
+from ._text import (
+    check_block_work,
+    check_document_lengths,
+    check_item_work,
+    check_value_lengths,
+    compared_chars,
+)
 from .matching import assign_pairs, item_similarity
 from .predictions import FAST_SCALARS, LeafError, check_scalar, unwrap_leaf
 from .schema import Field, Items, Schema
@@ -58,6 +65,7 @@ _ABSENT = object()
 _DICT = frozenset({dict})
 _FLOAT = frozenset({float})
 _TWO = frozenset({2})
+_STR = frozenset({str})
 # Line-item pairs whose similarities are held in memory at once (k sub-fields x pairs
 # float64): 2**20 pairs of 5 sub-fields is 40 MB.
 _PAIR_BUDGET = 1 << 20
@@ -76,14 +84,15 @@ class _Pool:
 
     Index 0 of each list is the "no item" sentinel (a missing value without confidence)
     that the sides of unpaired line items and documents without a prediction point to.
-    Values are gathered into the table's object columns with one fancy index at the end.
+    Values are gathered into the table's object columns with one fancy index at the end;
+    the missing flags are kept as arrays, concatenated there.
     """
 
     def __init__(self) -> None:
         self.truth: list[Any] = [None]
-        self.truth_missing: list[bool] = [True]
+        self.truth_missing: list[np.ndarray] = [np.ones(1, dtype=bool)]
         self.prediction: list[Any] = [None]
-        self.pred_missing: list[bool] = [True]
+        self.pred_missing: list[np.ndarray] = [np.ones(1, dtype=bool)]
         self.confidence: list[float] = [math.nan]
 
 
@@ -108,47 +117,37 @@ def _leaf_error(doc_id: Any, field: str, exc: LeafError) -> ValidationError:
 
 
 def _check_truth_column(values: list[Any], where: Callable[[int], tuple[Any, str]],
-                        max_chars: int) -> None:
+                        max_chars: int) -> np.ndarray:
     """Every truth value is a scalar or missing, and no longer than ``max_chars``;
-    ``where(k)`` is (doc id, field path) of value k, for the error."""
+    ``where(k)`` is (doc id, field path) of value k, for the error. Returns the values'
+    lengths (0 for a value that is not a string)."""
     if not FAST_SCALARS.issuperset(map(type, values)):
         for k, value in enumerate(values):
             try:
                 check_scalar(value, "truth value")
             except LeafError as exc:
                 raise _leaf_error(*where(k), exc) from None
-    check_value_lengths(values, where, "the truth value", max_chars)
+    return check_value_lengths(values, where, "the truth value", max_chars)
 
 
 def _pred_column(leaves: list[Any], where: Callable[[int], tuple[Any, str]], max_chars: int
-                 ) -> tuple[list[Any], list[float]]:
-    """Values and confidences (NaN when absent) of a column of predicted leaves; no value
-    longer than ``max_chars``."""
-    values, confidences = _unwrap_column(leaves, where)
-    check_value_lengths(values, where, "the predicted value", max_chars)
-    return values, confidences
+                 ) -> tuple[list[Any], list[float], np.ndarray | None]:
+    """Values and confidences (NaN when absent) of a column of predicted leaves, and the
+    characters each leaf is compared by (None when some leaf is a candidates list: the
+    work bound reads its longest candidate, :func:`compared_chars`); no value longer than
+    ``max_chars``."""
+    values, confidences, plain = _unwrap_column(leaves, where)
+    lengths = check_value_lengths(values, where, "the predicted value", max_chars)
+    return values, confidences, lengths if plain else None
 
 
 def _unwrap_column(leaves: list[Any], where: Callable[[int], tuple[Any, str]]
-                   ) -> tuple[list[Any], list[float]]:
-    if leaves and _DICT.issuperset(map(type, leaves)) and _TWO.issuperset(map(len, leaves)):
-        # The common all-{"value", "confidence"} column, checked with C-level builtins
-        # instead of leaf by leaf; any other shape takes the general path below.
-        try:
-            values = [leaf["value"] for leaf in leaves]
-            confidences = [leaf["confidence"] for leaf in leaves]
-        except KeyError:
-            pass
-        else:
-            total = sum(confidences) if _FLOAT.issuperset(map(type, confidences)) else None
-            if (
-                total is not None
-                and not math.isnan(total)  # NaN anywhere makes the sum NaN
-                and 0.0 <= min(confidences)
-                and max(confidences) <= 1.0
-                and FAST_SCALARS.issuperset(map(type, values))
-            ):
-                return values, confidences
+                   ) -> tuple[list[Any], list[float], bool]:
+    """Values and confidences of a column of leaves, and whether no leaf is a candidates
+    list; the first malformed leaf is an error at its location."""
+    common = _common_column(leaves)
+    if common is not None:
+        return common[0], common[1], True
     try:
         parsed = [unwrap_leaf(leaf) for leaf in leaves]
     except LeafError:
@@ -158,7 +157,44 @@ def _unwrap_column(leaves: list[Any], where: Callable[[int], tuple[Any, str]]
             except LeafError as exc:
                 raise _leaf_error(*where(k), exc) from None
         raise  # pragma: no cover - the loop above always finds it
-    return [v for v, _ in parsed], [c for _, c in parsed]
+    plain = not any(isinstance(leaf, Mapping) and "candidates" in leaf for leaf in leaves)
+    return [v for v, _ in parsed], [c for _, c in parsed], plain
+
+
+_VALUE, _CONFIDENCE = operator.itemgetter("value"), operator.itemgetter("confidence")
+
+
+def _common_column(leaves: list[Any]) -> tuple[list[Any], list[float]] | None:
+    """The common all-{"value", "confidence"} column, checked with C-level builtins instead
+    of leaf by leaf (the rules of :func:`unwrap_leaf`'s fast case); None for any other
+    shape, which takes the general path."""
+    if not (leaves and _DICT.issuperset(map(type, leaves)) and _TWO.issuperset(map(len, leaves))):
+        return None
+    try:
+        values = list(map(_VALUE, leaves))
+        confidences = list(map(_CONFIDENCE, leaves))
+    except KeyError:
+        return None
+    if not _FLOAT.issuperset(map(type, confidences)):
+        return None
+    if (
+        math.isnan(sum(confidences))  # NaN anywhere makes the sum NaN
+        or not 0.0 <= min(confidences)
+        or not max(confidences) <= 1.0
+        or not FAST_SCALARS.issuperset(map(type, values))
+    ):
+        return None
+    return values, confidences
+
+
+def _missing(values: list[Any], lengths: np.ndarray | None) -> np.ndarray:
+    """:func:`missing_mask` of a column whose string lengths are known: a column of plain
+    strings is decided by those lengths (empty) and one ``str.isspace`` map, the rule of
+    :func:`~confcal._validation.is_missing` for strings."""
+    if lengths is None or not _STR.issuperset(map(type, values)):
+        return missing_mask(values)
+    return (lengths == 0) | np.fromiter(map(str.isspace, values), dtype=bool,
+                                        count=len(values))
 
 
 class _TopField:
@@ -203,24 +239,19 @@ def _flush_top_fields(
 
             column = [doc.get(name) for doc in truth_docs]
             _check_truth_column(column, where, max_chars)
-            values, confidences = _pred_column([doc.get(name) for doc in pred_docs], where,
-                                               max_chars)
+            values, confidences, _ = _pred_column([doc.get(name) for doc in pred_docs], where,
+                                                  max_chars)
             truth.extend(column)
             prediction.extend(values)
             confidence.extend(confidences)
-        truth_flags, pred_flags = missing_flags(truth), missing_flags(prediction)
-        size = len(truth)
-        raw = elementwise_similarity(
-            group[0].spec.comparator, truth, prediction,
-            np.array(truth_flags, dtype=bool).reshape(size),
-            np.array(pred_flags, dtype=bool).reshape(size),
-            fields=[f.name for f in group],
-        )
+        truth_flags, pred_flags = missing_mask(truth), missing_mask(prediction)
+        raw = elementwise_similarity(group[0].spec.comparator, truth, prediction,
+                                     truth_flags, pred_flags, fields=[f.name for f in group])
         truth_base, pred_base = len(pool.truth), len(pool.prediction)
         pool.truth.extend(truth)
-        pool.truth_missing.extend(truth_flags)
+        pool.truth_missing.append(truth_flags)
         pool.prediction.extend(prediction)
-        pool.pred_missing.extend(pred_flags)
+        pool.pred_missing.append(pred_flags)
         pool.confidence.extend(confidence)
         for g, f in enumerate(group):
             out.doc.append(docs)
@@ -314,7 +345,7 @@ class _ItemsField:
                                                      f"[{i}]")
 
     def flush(self, pool: _Pool, out: _Chunks, tally: dict[str, int], names: NameCheck,
-              pair_budget: int, max_chars: int) -> None:
+              pair_budget: int, limits: InputLimits) -> None:
         if not self.docs:
             return
         k = len(self.subs)
@@ -332,21 +363,29 @@ class _ItemsField:
                 return doc_id, f"{self.name}[{i}].{sub}"
             return describe
 
+        max_chars = limits.max_value_chars
         truth_cols, pred_cols, conf_cols = [], [], []
+        leaves, chars = [], []
         for sub in self.subs:
             column = [item.get(sub) for item in self.truth_items]
-            _check_truth_column(column, where(locate_truth, sub), max_chars)
+            t_chars = _check_truth_column(column, where(locate_truth, sub), max_chars)
             truth_cols.append(column)
-            values, confidences = _pred_column(
-                [item.get(sub) for item in self.pred_items], where(locate_pred, sub), max_chars
-            )
+            leaves.append([item.get(sub) for item in self.pred_items])
+            values, confidences, p_chars = _pred_column(leaves[-1], where(locate_pred, sub),
+                                                        max_chars)
             pred_cols.append(values)
             conf_cols.append(confidences)
+            chars.append((t_chars, p_chars))
 
-        truth_flags = [missing_flags(col) for col in truth_cols]
-        pred_flags = [missing_flags(col) for col in pred_cols]
-        tm = [np.array(f, dtype=bool).reshape(len(f)) for f in truth_flags]
-        pm = [np.array(f, dtype=bool).reshape(len(f)) for f in pred_flags]
+        def compared() -> list[tuple[np.ndarray, np.ndarray]]:
+            return [(t, compared_chars(col) if p is None else p)
+                    for (t, p), col in zip(chars, leaves, strict=True)]
+
+        # before any comparison: a document whose items would cost too much is refused
+        check_block_work(self.doc_ids, self.name, k, m, n, compared, limits)
+
+        tm = [_missing(col, t) for col, (t, _) in zip(truth_cols, chars, strict=True)]
+        pm = [_missing(col, p) for col, (_, p) in zip(pred_cols, chars, strict=True)]
         prepared_t = [kern._prepare(col, mask)
                       for kern, col, mask in zip(self.kernels, truth_cols, tm, strict=True)]
         prepared_p = [kern._prepare(col, mask)
@@ -356,9 +395,9 @@ class _ItemsField:
         for s in range(k):
             truth_base[s], pred_base[s] = len(pool.truth), len(pool.prediction)
             pool.truth.extend(truth_cols[s])
-            pool.truth_missing.extend(truth_flags[s])
+            pool.truth_missing.append(tm[s])
             pool.prediction.extend(pred_cols[s])
-            pool.pred_missing.extend(pred_flags[s])
+            pool.pred_missing.append(pm[s])
             pool.confidence.extend(conf_cols[s])
 
         docs = np.array(self.docs, dtype=np.int64)
@@ -589,9 +628,9 @@ def score_documents(
     meta = metadata_columns(metadata, doc_ids, doc_pos)
     signature = extraction_signature(schema, conventions)
     thresholds, weights = _leaf_settings(schema)
-    check_item_work(schema, truth_docs, pred_docs, checked_limits.max_pair_chars, max_chars,
-                    checked_limits.max_item_pairs)
     if stickler:
+        check_item_work(schema, truth_docs, pred_docs, checked_limits.max_pair_chars,
+                        max_chars, checked_limits.max_item_pairs)
         check_document_lengths(schema, truth_docs, pred_docs, max_chars)
         return _signed(_stickler.score(schema, truth_docs, pred_docs, doc_ids, meta, names),
                        signature)
@@ -612,7 +651,7 @@ def score_documents(
 
     _flush_top_fields(top, doc_ids, truth_list, pred_list, pool, out, max_chars)
     for it in lists:
-        it.flush(pool, out, tally, names, _PAIR_BUDGET, max_chars)
+        it.flush(pool, out, tally, names, _PAIR_BUDGET, checked_limits)
     result = _assemble(pool, out, schema.entity_fields, thresholds, weights, doc_ids, meta,
                        tally)
     return _signed(replace(result, unknown_field_names=tuple(names.seen)), signature)
@@ -763,8 +802,8 @@ def _assemble(
     truth_ref = cat(out.truth_ref, np.int64)[sort]
     pred_ref = cat(out.pred_ref, np.int64)[sort]
     raw = cat(out.raw, np.float64)[sort]
-    tm = np.array(pool.truth_missing, dtype=bool)[truth_ref]
-    pm = np.array(pool.pred_missing, dtype=bool)[pred_ref]
+    tm = np.concatenate(pool.truth_missing)[truth_ref]
+    pm = np.concatenate(pool.pred_missing)[pred_ref]
     threshold = thresholds[field]
     outcome = np.where(
         tm,

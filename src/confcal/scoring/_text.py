@@ -254,17 +254,20 @@ def with_fallback(sim: np.ndarray, pt: Parsed, pp: Parsed, ti: np.ndarray,
 
 
 def check_value_lengths(values: list[Any], where: Callable[[int], tuple[Any, str]],
-                        what: str, max_chars: int) -> None:
-    """No string value is longer than ``max_chars``: text similarity is quadratic in the
-    length (:class:`~confcal.scoring.io.InputLimits`), so a longer one is refused, never
-    cut short."""
+                        what: str, max_chars: int) -> np.ndarray:
+    """The length of every string value (0 for any other value), once no string value is
+    longer than ``max_chars``: text similarity is quadratic in the length
+    (:class:`~confcal.scoring.io.InputLimits`), so a longer one is refused, never cut
+    short."""
+    size = len(values)
     # a column of plain strings (the common case) is measured by C-level builtins alone
-    strings = values if _STR.issuperset(map(type, values)) else [
-        v for v in values if isinstance(v, str)]
-    longest = max(map(len, strings), default=0)
-    if longest <= max_chars:
-        return
-    k = next(k for k, v in enumerate(values) if isinstance(v, str) and len(v) > max_chars)
+    lengths = np.fromiter(
+        map(len, values) if _STR.issuperset(map(type, values))
+        else (len(v) if isinstance(v, str) else 0 for v in values),
+        dtype=np.int64, count=size)
+    if not size or int(lengths.max()) <= max_chars:
+        return lengths
+    k = int(np.argmax(lengths > max_chars))
     doc_id, field = where(k)
     raise ValidationError(
         f"doc {doc_id!r}, field {field}: {what} must be at most {max_chars:,} characters "
@@ -301,6 +304,52 @@ def _compared_text(leaf: Any) -> int:
         elif isinstance(leaf.get("candidates"), (list, tuple)):
             return max((_compared_text(c) for c in leaf["candidates"]), default=0)
     return len(leaf) if isinstance(leaf, str) else 0
+
+
+def compared_chars(leaves: list[Any]) -> np.ndarray:
+    """The characters each predicted leaf is compared by (:func:`_compared_text`)."""
+    return np.fromiter(map(_compared_text, leaves), dtype=np.int64, count=len(leaves))
+
+
+def check_block_work(doc_ids: list[Any], name: str, k: int, m: np.ndarray, n: np.ndarray,
+                     chars: Callable[[], list[tuple[np.ndarray, np.ndarray]]],
+                     limits: Any) -> None:
+    """:func:`check_item_work` for one Items field of ``k`` sub-fields, over the documents
+    that have line items, from the columns the scorer reads.
+
+    Document ``b`` has ``m[b]`` truth and ``n[b]`` predicted items; ``chars()`` gives, per
+    sub-field, the compared characters of every truth and of every predicted item, the
+    documents' items one after another (called only when some document is not cleared by
+    its item counts). The first document beyond a bound is refused, the item-pair bound
+    before the character-pair bound, as :func:`check_item_work` does.
+    """
+    max_items, max_pairs, max_chars = (limits.max_item_pairs, limits.max_pair_chars,
+                                       limits.max_value_chars)
+    pairs = (m * n).tolist()
+    # No value is longer than max_chars, so k m n max_chars^2 bounds a document's work and
+    # clears most documents without their lengths (Python ints: no overflow).
+    suspect = [k * p * max_chars ** 2 > max_pairs for p in pairs]
+    work = [0] * len(pairs)
+    if any(suspect):
+        t_start, p_start = np.cumsum(m) - m, np.cumsum(n) - n
+        for t_chars, p_chars in chars():
+            t_sum = np.concatenate(([0], np.cumsum(t_chars)))
+            p_sum = np.concatenate(([0], np.cumsum(p_chars)))
+            t_doc = (t_sum[t_start + m] - t_sum[t_start]).tolist()
+            p_doc = (p_sum[p_start + n] - p_sum[p_start]).tolist()
+            work = [w + t * p for w, t, p in zip(work, t_doc, p_doc, strict=True)]
+    for b, (p, s, w) in enumerate(zip(pairs, suspect, work, strict=True)):
+        if p > max_items or (s and w > max_pairs):
+            _check_item_pairs(doc_ids[b], name, [int(m[b]), int(n[b])], max_items)
+            raise _work_error(doc_ids[b], name, max_pairs, w)
+
+
+def _work_error(doc_id: Any, name: str, max_pairs: int, work: int) -> ValidationError:
+    return ValidationError(
+        f"doc {doc_id!r}, field {name}: comparing the line items must cost at most "
+        f"{max_pairs:,} character pairs (InputLimits.max_pair_chars, "
+        f"--max-pair-chars on the command line; every truth item is compared with "
+        f"every predicted item); found {work:,}", doc_id=doc_id, field=name)
 
 
 def _check_item_pairs(doc_id: Any, name: str, counts: list[int], max_items: int) -> None:
@@ -351,11 +400,7 @@ def check_item_work(schema: Any, truth_docs: list[tuple[Any, Any]],
                               for sub in spec.fields])
             work = sum(t * p for t, p in zip(sides[0], sides[1], strict=True))
             if work > max_pairs:
-                raise ValidationError(
-                    f"doc {doc_id!r}, field {name}: comparing the line items must cost at most "
-                    f"{max_pairs:,} character pairs (InputLimits.max_pair_chars, "
-                    f"--max-pair-chars on the command line; every truth item is compared with "
-                    f"every predicted item); found {work:,}", doc_id=doc_id, field=name)
+                raise _work_error(doc_id, name, max_pairs, work)
 
 
 def check_document_lengths(schema: Any, truth_docs: list[tuple[Any, Any]],
