@@ -305,7 +305,7 @@ def phase_times(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> N
     targets = [(_scoring, "check_block_work"), (_scoring, "_flush_top_fields"),
                (_scoring, "_assemble"), (_scoring._ItemsField, "flush"),
                (_scoring, "_pred_column"), (_scoring, "_check_truth_column"),
-               (_scoring, "_missing"), (_scoring._ItemsField, "_emit"),
+               (_scoring, "_missing_by_lengths"), (_scoring._ItemsField, "_emit"),
                (_scoring._ItemsField, "_read")]
     originals = [(owner, name, getattr(owner, name)) for owner, name in targets]
 
@@ -338,7 +338,7 @@ def phase_times(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> N
     print(f"\nphases    timed directly, best of {repeat}: {total:.3f} s in all")
     print("  line items (_ItemsField.flush), of which:".ljust(52)
           + f"{phases['flush'] * 1e3:7.1f} ms {100 * phases['flush'] / total:5.1f}%")
-    inner = ("check_block_work", "_pred_column", "_emit", "_missing",
+    inner = ("check_block_work", "_pred_column", "_emit", "_missing_by_lengths",
              "_check_truth_column", "_read")
     for name in inner:
         print(f"    {name}".ljust(52) + f"{phases.get(name, 0.0) * 1e3:7.1f} ms "

@@ -187,7 +187,7 @@ def _common_column(leaves: list[Any]) -> tuple[list[Any], list[float]] | None:
     return values, confidences
 
 
-def _missing(values: list[Any], lengths: np.ndarray | None) -> np.ndarray:
+def _missing_by_lengths(values: list[Any], lengths: np.ndarray | None) -> np.ndarray:
     """:func:`missing_mask` of a column whose string lengths are known: a column of plain
     strings is decided by those lengths (empty) and one ``str.isspace`` map, the rule of
     :func:`~confcal._validation.is_missing` for strings."""
@@ -384,8 +384,8 @@ class _ItemsField:
         # before any comparison: a document whose items would cost too much is refused
         check_block_work(self.doc_ids, self.name, k, m, n, compared, limits)
 
-        tm = [_missing(col, t) for col, (t, _) in zip(truth_cols, chars, strict=True)]
-        pm = [_missing(col, p) for col, (_, p) in zip(pred_cols, chars, strict=True)]
+        tm = [_missing_by_lengths(col, t) for col, (t, _) in zip(truth_cols, chars, strict=True)]
+        pm = [_missing_by_lengths(col, p) for col, (_, p) in zip(pred_cols, chars, strict=True)]
         prepared_t = [kern._prepare(col, mask)
                       for kern, col, mask in zip(self.kernels, truth_cols, tm, strict=True)]
         prepared_p = [kern._prepare(col, mask)
