@@ -50,6 +50,7 @@ from ._metrics import (
     weight_unit,
 )
 from ._ranking import Ranking, dot_no_blas, pack_keys, scale_weights
+from ._work import MAX_WORK, check_work
 
 if TYPE_CHECKING:  # pandas loads when an interval table is built, not on import
     import pandas as pd
@@ -286,7 +287,8 @@ def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike
                  metrics: Sequence[str] = ("auroc", "ece", "brier", "ecarb"),
                  budget: float = 0.3, n_bins: int = 5, binning: str = "quantile",
                  n_resamples: int = 1000, confidence_level: float = 0.95,
-                 seed: int | None = 0, sample_weight: ArrayLike | None = None) -> pd.DataFrame:
+                 seed: int | None = 0, sample_weight: ArrayLike | None = None,
+                 max_work: float = MAX_WORK) -> pd.DataFrame:
     """Percentile bootstrap intervals for calibration metrics, resampling documents.
 
     Parameters
@@ -311,6 +313,10 @@ def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike
         Row weights, with the meaning they have in each metric (:func:`confcal.ecarb`:
         frequency weights). Documents are drawn as without weights, and every row of a
         drawn document keeps its weight: a document drawn c times weighs c·w per row.
+    max_work : float, default MAX_WORK (2e10, about four minutes)
+        The most work to take on (:data:`confcal.report.MAX_WORK` gives the formula: rows
+        times resamples, plus each resample's bins and ECARB budget); a request beyond it
+        (``n_resamples=10**9``) is a ValidationError before anything is computed.
 
     Returns
     -------
@@ -364,6 +370,8 @@ def bootstrap_ci(correct: ArrayLike, confidence: ArrayLike, *, groups: ArrayLike
     n_resamples = check_positive_int(n_resamples, "n_resamples", 1)
     level = check_probability(confidence_level, "confidence_level")
     seed = check_seed(seed)
+    check_work(y.shape[0], 1, n_resamples=n_resamples, n_bins=n_bins,
+               n_budgets=int("ecarb" in metrics), max_work=max_work)
 
     estimates, values = _distribution(y, c, codes, metrics, budget=budget, n_bins=n_bins,
                                       binning=binning, n_resamples=n_resamples, seed=seed,

@@ -12,6 +12,7 @@ intervals) from mergeable summaries. Nothing here draws or renders: that is
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -28,12 +29,11 @@ from .._validation import (
     check_probability,
     check_seed,
     is_missing,
-    is_real,
-    shown,
 )
 from ..exceptions import UndefinedMetricWarning, ValidationError
 from ..metrics._metrics import BINNINGS, DEFAULT_BUDGETS
 from ..metrics._report import CalibrationReport, calibration_report, check_extra
+from ..metrics._work import MAX_WORK, check_work
 from ..metrics.bootstrap import bootstrap_ci
 from ..metrics.sketch import CalibrationSketch
 from ..scoring._result import ENTITY_COLUMNS
@@ -50,36 +50,6 @@ from ..scoring.io import check_entities
 __all__ = ["MAX_WORK", "MIN_INTERVAL_DOCUMENTS", "RunSummary", "SmallSampleWarning",
            "compare_runs", "compare_runs_sketched", "merge_summaries", "runs_table",
            "summarize_runs"]
-
-MAX_WORK = 2e10
-"""The most work :func:`compare_runs` and :func:`~confcal.report.write_report` take on
-unless told otherwise (``max_work``, ``confcal report --max-work``), in units of one row of
-one resample (about 12 ns): about four minutes.
-
-The work is ``(n_resamples + 1) * (rows + runs * (10,000 * n_bins + 20,000 * budgets))``:
-every resample reweights every row, and finds each run's quantile bins (a search per bin,
-about 0.1 ms) and ECARB budgets (about 0.25 ms each). A request beyond it
-(``n_resamples=10**9``, a million bins with intervals, 10,000 budgets) is refused before
-any of it is done, naming the figures; raise ``max_work`` for a real need."""
-
-_WORK_PER_BIN = 10_000
-_WORK_PER_BUDGET = 20_000
-
-
-def check_work(rows: int, runs: int, *, n_resamples: int, n_bins: int, n_budgets: int,
-               max_work: Any) -> None:
-    """Refuse a request whose work (:data:`MAX_WORK`'s formula) is beyond ``max_work``."""
-    if not (is_real(max_work) and float(max_work) >= 1):
-        raise ValidationError(f"max_work must be a number >= 1; found {shown(max_work)}")
-    per_resample = rows + runs * (_WORK_PER_BIN * n_bins + _WORK_PER_BUDGET * n_budgets)
-    work = (n_resamples + 1) * per_resample
-    if work > max_work:
-        raise ValidationError(
-            f"the metrics would cost {work:.3g} units of work, about {work * 12e-9:.2g} s "
-            f"({n_resamples + 1:,} rankings, n_resamples + 1, of {rows:,} rows in {runs:,} "
-            f"runs with {n_bins:,} bins and {n_budgets:,} budgets each), more than "
-            "{option} allows; lower n_resamples, n_bins or the budgets, or raise it",
-            option=("max_work", int(max_work) if float(max_work).is_integer() else max_work))
 
 MIN_INTERVAL_DOCUMENTS = 30
 """Below this many documents a group's bootstrap intervals come with a SmallSampleWarning."""
@@ -330,7 +300,9 @@ def _run_metrics(group: pd.DataFrame, label: str, *, budgets: tuple[float, ...],
                 # the same seed draws the same documents for every budget
                 ci = bootstrap_ci(correct, conf, groups=docs, metrics=metrics, budget=b,
                                   n_bins=n_bins, binning=binning, n_resamples=n_resamples,
-                                  confidence_level=level, seed=seed).set_index("metric")
+                                  confidence_level=level, seed=seed,
+                                  # the caller bounded the work of every run together
+                                  max_work=sys.float_info.max).set_index("metric")
                 for m in metrics:
                     name = f"ecarb@{b:g}" if m == "ecarb" else m
                     intervals[name] = (float(ci.at[name, "low"]), float(ci.at[name, "high"]))
