@@ -732,6 +732,19 @@ def test_the_invisible_characters_are_every_format_character_of_unicode():
 
 
 # ------------------------------------------------------------ a deadline per request
+def _read_request(conn: socket.socket) -> None:
+    """Read one whole request (head, then a body of its Content-Length) off ``conn``, so
+    that a raw test server answers only after the client has finished sending."""
+    conn.settimeout(5)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += conn.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+    while len(body) < length:
+        body += conn.recv(65536)
+
+
 class _Trickle:
     """A server on 127.0.0.1 that reads the request, then sends ``head`` and one byte of
     ``drip`` every ``every`` seconds, for ever (until the client hangs up)."""
@@ -750,14 +763,7 @@ class _Trickle:
             except OSError:
                 return
             with conn:
-                conn.settimeout(5)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    data += conn.recv(65536)
-                head, _, body = data.partition(b"\r\n\r\n")
-                length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
-                while len(body) < length:
-                    body += conn.recv(65536)
+                _read_request(conn)
                 try:
                     conn.sendall(self.head)
                     while not self.stop.is_set():
@@ -829,14 +835,7 @@ class _Raw:
             except OSError:
                 return
             with conn:
-                conn.settimeout(5)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    data += conn.recv(65536)
-                head, _, body = data.partition(b"\r\n\r\n")
-                length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
-                while len(body) < length:
-                    body += conn.recv(65536)
+                _read_request(conn)
                 answer = self.answers[min(self.served, len(self.answers) - 1)]
                 self.served += 1
                 try:
