@@ -729,7 +729,7 @@ def test_chunked_similarities_give_identical_results(monkeypatch):
             pred["LineItems"].pop()
         truths[f"d{d}"], preds[f"d{d}"] = truth, pred
     reference = score_documents(FCC_INVOICE, truths, preds)
-    monkeypatch.setattr(scoring, "_PAIR_BUDGET", 7)  # a handful of pairs per chunk
+    monkeypatch.setattr(scoring, "_BLOCK_BUDGET", 7)  # a document or two per block
     chunked = score_documents(FCC_INVOICE, truths, preds)
     pd.testing.assert_frame_equal(reference.entities, chunked.entities)
     assert reference.counts == chunked.counts

@@ -157,19 +157,17 @@ def _digits_literal(int_part: str, frac: str, exponent: str, text: str) -> str:
 
 
 # The shapes most amounts take ("1234.5", "$1,234.50", "-$12"), read without the general
-# parser; tests check both paths agree.
-_PLAIN_AMOUNT_RE = re.compile(r"(-?)\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?")
+# parser: once the whole text has this shape, deleting "$" and "," leaves a literal that
+# float() reads as the general parser would; tests check both paths agree.
+_PLAIN_AMOUNT_RE = re.compile(r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _parse_number_cached(text: str, decimal: str) -> float:
     """Parsed value, or NaN when the text is not a number (cached either way); an infinity
     of its sign when the number is beyond the float range."""
-    if decimal == ".":
-        m = _PLAIN_AMOUNT_RE.fullmatch(text)
-        if m:
-            value = float(m.group(2).replace(",", "") + (m.group(3) or ""))
-            return -value if m.group(1) else value
+    if decimal == "." and _PLAIN_AMOUNT_RE.fullmatch(text):
+        return float(text.replace("$", "").replace(",", ""))
     try:
         return _parse_number_str(text, decimal)
     except ValidationError:

@@ -253,19 +253,23 @@ def with_fallback(sim: np.ndarray, pt: Parsed, pp: Parsed, ti: np.ndarray,
 # ------------------------------------------------------------------ value lengths
 
 
+def value_lengths(values: list[Any]) -> np.ndarray:
+    """The length of every string value, 0 for any other value."""
+    # a column of plain strings (the common case) is measured by C-level builtins alone
+    return np.fromiter(
+        map(len, values) if _STR.issuperset(map(type, values))
+        else (len(v) if isinstance(v, str) else 0 for v in values),
+        dtype=np.int64, count=len(values))
+
+
 def check_value_lengths(values: list[Any], where: Callable[[int], tuple[Any, str]],
                         what: str, max_chars: int) -> np.ndarray:
     """The length of every string value (0 for any other value), once no string value is
     longer than ``max_chars``: text similarity is quadratic in the length
     (:class:`~confcal.scoring.io.InputLimits`), so a longer one is refused, never cut
     short."""
-    size = len(values)
-    # a column of plain strings (the common case) is measured by C-level builtins alone
-    lengths = np.fromiter(
-        map(len, values) if _STR.issuperset(map(type, values))
-        else (len(v) if isinstance(v, str) else 0 for v in values),
-        dtype=np.int64, count=size)
-    if not size or int(lengths.max()) <= max_chars:
+    lengths = value_lengths(values)
+    if not len(values) or int(lengths.max()) <= max_chars:
         return lengths
     k = int(np.argmax(lengths > max_chars))
     doc_id, field = where(k)
