@@ -1033,3 +1033,54 @@ def test_batched_and_pair_by_pair_score_identically():
         pd.testing.assert_frame_equal(got.entities, expected.entities, check_exact=True)
 
     check()
+
+
+def test_format_characters_alone_are_missing_as_is_missing_says():
+    # A value of spaces and invisible format characters (U+200B zero-width space, U+FEFF,
+    # U+00AD soft hyphen) is missing, as is_missing and the scalar comparator read it:
+    # "" against "\u200b" is two missing values (TN, similarity 1), "ACME" against
+    # " \ufeff\u00ad " a value not extracted (FN), never an invented or a wrong value.
+    schema = Schema({"A": Field(Text()), "L": Items({"X": Field(Text())})})
+    truths = {"d": {"A": "", "L": [{"X": "ACME"}]}}
+    preds = {"d": {"A": "\u200b", "L": [{"X": {"value": " \ufeff\u00ad ", "confidence": 0.9}}]}}
+    rows = score_documents(schema, truths, preds).entities
+    assert rows["outcome"].tolist() == ["TN", "FN"]
+    assert rows["similarity"].tolist() == [1.0, 0.0]
+    assert Text()("", "\u200b") == 1.0 and Text()("ACME", " \ufeff\u00ad ") == 0.0
+
+
+def test_every_row_follows_is_missing_of_its_two_values():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from _profiles import examples
+    from confcal._validation import is_missing
+
+    text = st.text(alphabet=" aB\u200b\ufeff\u00ad\u3000\u00e9", max_size=4)
+    value = st.one_of(st.none(), text)
+    leaf = st.one_of(value, value.map(lambda v: {"value": v, "confidence": 0.5}))
+    doc = st.tuples(
+        st.fixed_dictionaries({"A": value, "L": st.lists(st.fixed_dictionaries({"X": value}),
+                                                         max_size=3)}),
+        st.fixed_dictionaries({"A": leaf, "L": st.lists(st.fixed_dictionaries({"X": leaf}),
+                                                        max_size=3)}))
+    schema = Schema({"A": Field(Text()), "L": Items({"X": Field(Text())})})
+
+    @settings(max_examples=examples(200), deadline=None)
+    @given(st.lists(doc, min_size=1, max_size=3))
+    def check(docs):
+        truths = {f"d{i}": t for i, (t, _) in enumerate(docs)}
+        preds = {f"d{i}": p for i, (_, p) in enumerate(docs)}
+        rows = score_documents(schema, truths, preds).entities
+        for truth, pred, outcome, similarity, field in zip(
+                rows["truth"], rows["prediction"], rows["outcome"], rows["similarity"],
+                rows["field"], strict=True):
+            tm, pm = is_missing(truth), is_missing(pred)
+            expected = {(True, True): "TN", (True, False): "FA", (False, True): "FN"}
+            assert outcome == expected.get((tm, pm), outcome), (truth, pred, outcome)
+            if field == "A":  # top-level rows: the scalar comparator's similarity
+                if not (tm or pm):
+                    assert outcome in ("TP", "FD")
+                assert similarity == Text()(truth, pred) or outcome in ("FA", "FN")
+
+    check()

@@ -197,12 +197,17 @@ def _common_column(leaves: list[Any]) -> tuple[list[Any], list[float]] | None:
 
 def _missing_by_lengths(values: list[Any], lengths: np.ndarray | None) -> np.ndarray:
     """:func:`missing_mask` of a column whose string lengths are known: a column of plain
-    strings is decided by those lengths (empty) and one ``str.isspace`` map, the rule of
-    :func:`~confcal._validation.is_missing` for strings."""
+    strings is decided by those lengths (empty) and one ``str.isspace`` map, and the
+    non-ASCII strings that leaves present by :func:`~confcal._validation.is_missing` (a
+    string of spaces and format characters such as U+200B is missing too)."""
     if lengths is None or not _STR.issuperset(map(type, values)):
         return missing_mask(values)
-    return (lengths == 0) | np.fromiter(map(str.isspace, values), dtype=bool,
-                                        count=len(values))
+    size = len(values)
+    missing = (lengths == 0) | np.fromiter(map(str.isspace, values), dtype=bool, count=size)
+    ascii_ = np.fromiter(map(str.isascii, values), dtype=bool, count=size)
+    for k in np.flatnonzero(~(ascii_ | missing)).tolist():
+        missing[k] = is_missing(values[k])
+    return missing
 
 
 class _Columns:
