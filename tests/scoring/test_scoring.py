@@ -1084,3 +1084,23 @@ def test_every_row_follows_is_missing_of_its_two_values():
                 assert similarity == Text()(truth, pred) or outcome in ("FA", "FN")
 
     check()
+
+
+def test_the_earliest_faulty_document_is_named_across_blocks():
+    # Line items are read and checked in blocks of consecutive documents (about 45
+    # invoices of 20 items): 60 invoices make two blocks, and a bad confidence in the
+    # first invoice is named before a malformed item in the last one, although items are
+    # checked to be mappings before any leaf within a block.
+    truths = {f"d{i:02d}": invoice(20, seed=i) for i in range(60)}
+    preds = {d: with_confidence(t) for d, t in truths.items()}
+    preds["d00"]["LineItems"][3]["Rate"]["confidence"] = 1.5
+    preds["d59"]["LineItems"][0] = "not an item"
+    assert len(scoring._chunks(
+        [20 * 20 + scoring._ITEM_COST * 40] * 60, scoring._BLOCK_BUDGET)) == 2
+    with pytest.raises(ValidationError, match=r"^doc 'd00', field LineItems\[3\]\.Rate: ") as exc:
+        score_documents(FCC_INVOICE, truths, preds)
+    assert (exc.value.doc_id, exc.value.field) == ("d00", "LineItems[3].Rate")
+    # within one block, the item check comes first
+    preds["d01"]["LineItems"][0] = "not an item"
+    with pytest.raises(ValidationError, match=r"^doc 'd01', field LineItems\[0\]: predicted item"):
+        score_documents(FCC_INVOICE, truths, preds)
