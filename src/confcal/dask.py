@@ -52,6 +52,7 @@ from .metrics._metrics import BINNINGS, DEFAULT_BUDGETS
 from .metrics._report import CalibrationReport
 from .metrics.sketch import CalibrationSketch
 from .report._runs import RunSummary, check_by, merge_summaries, runs_table, summarize_runs
+from .scoring._inputs import no_predictions_error
 from .scoring._scoring import score_documents
 from .scoring._tables import as_written
 from .scoring.schema import Schema
@@ -220,10 +221,7 @@ def score(schema: Schema, truths: Any, predictions: Any, *, strict: bool = False
     if n_truth == 0:
         raise ValidationError("truths must contain at least one document; found 0")
     if n_pred == 0 and not allow_empty:
-        raise ValidationError(
-            f"predictions must contain at least one document; found 0 (for {int(n_truth)} "
-            "truth documents): an empty collection is most often a wrong path or filter "
-            "({option} scores every truth document as missing)", option=("allow_empty", True))
+        raise no_predictions_error(int(n_truth))
     for name, repeated in (("truths", t_rep), ("predictions", p_rep)):
         if len(repeated):
             first = min(repeated.index)

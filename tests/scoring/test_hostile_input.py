@@ -902,8 +902,8 @@ def test_doc_ids_written_alike_are_an_error_chunks_apart(first, second):
         list(score_documents_iter(AGENCY, pairs, chunk_size=2))
     assert info.value.index == 10
     distinct = [(d, {}, None) for d in [1, "2", 3, "x", 11, "1.0", 1.5]]  # no two alike
-    assert sum(len(c.entities) for c in score_documents_iter(AGENCY, distinct,
-                                                                 chunk_size=2)) == 7
+    assert sum(len(c.entities) for c in score_documents_iter(AGENCY, distinct, chunk_size=2,
+                                                                 allow_empty=True)) == 7
 
 
 @settings(max_examples=examples(60), deadline=None)
@@ -920,7 +920,7 @@ def test_streamed_doc_ids_are_checked_as_the_whole_input_is(ids, chunk_size):
         whole = str(exc).replace("truths", "pairs", 1)
     try:
         list(score_documents_iter(AGENCY, [(d, t, None) for d, t in truths],
-                                     chunk_size=chunk_size))
+                                  chunk_size=chunk_size, allow_empty=True))
         streamed = None
     except ValidationError as exc:
         streamed = str(exc)

@@ -90,14 +90,17 @@ def test_repeated_id_across_chunks_names_both_positions() -> None:
 def test_metadata_mapping_and_callable() -> None:
     stream = [("a", {"Agency": "X"}, None), ("b", {"Agency": "Y"}, None)]
     by_map = pd.concat([c.entities for c in score_documents_iter(
-        AGENCY, stream, chunk_size=1, metadata={"a": {"model": "m1"}, "b": {"model": "m2"}})])
+        AGENCY, stream, chunk_size=1, metadata={"a": {"model": "m1"}, "b": {"model": "m2"}},
+        allow_empty=True)])
     assert by_map["model"].tolist() == ["m1", "m2"]
     by_call = pd.concat([c.entities for c in score_documents_iter(
-        AGENCY, stream, chunk_size=1, metadata=lambda d: {"model": d.upper()})])
+        AGENCY, stream, chunk_size=1, metadata=lambda d: {"model": d.upper()},
+        allow_empty=True)])
     assert by_call["model"].tolist() == ["A", "B"]
     with pytest.raises(ValidationError, match=r"metadata doc ids must be doc ids of pairs; "
                                               r"found 1 absent from pairs, first 'zz'"):
-        list(score_documents_iter(AGENCY, stream, metadata={"zz": {"model": "m"}}))
+        list(score_documents_iter(AGENCY, stream, metadata={"zz": {"model": "m"}},
+                                  allow_empty=True))
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -313,3 +316,27 @@ def test_cli_report_sketch_default_by_and_csv(tmp_path: Path, demo_entities: pd.
     assert list(got.columns) == list(want.columns)  # by = every metadata column
     assert (got["auroc"] - want["auroc"]).abs().max() <= 1e-12
     capsys.readouterr()
+
+
+def test_a_stream_without_any_prediction_is_refused_as_in_memory() -> None:
+    # the same words as score_documents with no predicted document, once the stream has
+    # ended (its chunks were scored as all-missing on the way); allow_empty scores them
+    stream = [(d, {"Agency": "X"}, None) for d in "abc"]
+    with pytest.raises(ValidationError) as in_memory:
+        score_documents(AGENCY, [(d, t) for d, t, _ in stream], [])
+    chunks = []
+    with pytest.raises(ValidationError) as streamed:
+        for chunk in score_documents_iter(AGENCY, stream, chunk_size=2):
+            chunks.append(chunk)
+    assert str(streamed.value) == str(in_memory.value)
+    assert str(streamed.value).startswith(
+        "predictions must contain at least one document; found 0 (for 3 truth documents)")
+    assert [len(c.entities) for c in chunks] == [2, 1]
+    allowed = list(score_documents_iter(AGENCY, stream, chunk_size=2, allow_empty=True))
+    assert sum(c.counts["docs_missing_prediction"] for c in allowed) == 3
+    assert sum(c.counts["FN"] for c in allowed) == 3  # "X" not extracted, three times
+    # one prediction anywhere in the stream is enough
+    stream[2] = ("c", {"Agency": "X"}, {"Agency": "X"})
+    assert sum(len(c.entities) for c in score_documents_iter(AGENCY, stream, chunk_size=2)) == 3
+    with pytest.raises(ValidationError, match=r"^allow_empty must be True or False; found 1$"):
+        score_documents_iter(AGENCY, stream, allow_empty=1)  # type: ignore[arg-type]

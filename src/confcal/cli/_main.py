@@ -436,7 +436,7 @@ def _score(args: argparse.Namespace, console: _Console) -> int:
                 schema, pairs, chunk_size=_STREAM_CHUNK, strict=args.strict,
                 allow_case_mismatch=args.allow_case_mismatch,
                 metadata=(lambda _doc_id: meta) if meta else None,
-                conventions=args.conventions, limits=limits):
+                conventions=args.conventions, limits=limits, allow_empty=args.allow_empty):
             writer.write(result.entities)
             for key, value in result.counts.items():
                 c[key] = c.get(key, 0) + value

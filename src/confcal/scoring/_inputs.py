@@ -26,6 +26,15 @@ def doc_label(doc_id: Any) -> str:
     return f"doc {doc_id!r}"
 
 
+def no_predictions_error(n_truth: int) -> ValidationError:
+    """The error for predictions with no document at all, unless ``allow_empty``: the same
+    words in memory, on a stream and on Dask."""
+    return ValidationError(
+        f"predictions must contain at least one document; found 0 (for {n_truth} truth "
+        "documents): an empty collection is most often a wrong path or filter ({option} "
+        "scores every truth document as missing)", option=("allow_empty", True))
+
+
 def doc_pairs(docs: Any, name: str) -> list[tuple[Any, Any]]:
     """(doc_id, document) pairs from a mapping or an iterable of pairs; ids unique."""
     rule = f"{name} must be a mapping doc_id -> document or an iterable of (doc_id, document) pairs"

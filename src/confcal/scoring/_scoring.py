@@ -38,7 +38,14 @@ from .._signature import SIGNATURE_ATTR
 from .._validation import WEIGHT_RULE, InputLimits, check_limits, is_missing, weight_ok
 from .._version import __version__
 from ..exceptions import ValidationError
-from ._inputs import NameCheck, case_hint, doc_label, doc_pairs, metadata_columns
+from ._inputs import (
+    NameCheck,
+    case_hint,
+    doc_label,
+    doc_pairs,
+    metadata_columns,
+    no_predictions_error,
+)
 from ._kernels import (
     block_pairs,
     elementwise_similarity,
@@ -779,10 +786,7 @@ def _paired_inputs(
         raise ValidationError("truths must contain at least one document; found 0")
     pred_docs = dict(doc_pairs(predictions, "predictions"))
     if not pred_docs and not allow_empty:
-        raise ValidationError(
-            f"predictions must contain at least one document; found 0 (for {len(truth_docs)} "
-            "truth documents): an empty collection is most often a wrong path or filter "
-            "({option} scores every truth document as missing)", option=("allow_empty", True))
+        raise no_predictions_error(len(truth_docs))
     doc_pos = {doc_id: i for i, (doc_id, _) in enumerate(truth_docs)}
     stray = [doc_id for doc_id in pred_docs if doc_id not in doc_pos]
     if stray:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._validation import InputLimits, check_limits, is_missing
 from ..exceptions import ValidationError
-from ._inputs import check_distinct_text
+from ._inputs import check_distinct_text, no_predictions_error
 from ._result import ExtractionResult
 from ._scoring import score_documents
 from .schema import Schema
@@ -31,6 +31,7 @@ def score_documents_iter(
     allow_case_mismatch: bool = False,
     conventions: str = "confcal",
     limits: InputLimits | None = None,
+    allow_empty: bool = False,
 ) -> Iterator[ExtractionResult]:
     """Score documents from a stream, yielding the entity table chunk by chunk.
 
@@ -59,6 +60,11 @@ def score_documents_iter(
         As in :func:`score_documents`.
     limits : InputLimits, optional
         As in :func:`score_documents` (the longest string value compared).
+    allow_empty : bool, default False
+        Score a stream in which no triple has a prediction: every truth document is then
+        scored as all-missing. By default that is an error, as for :func:`score_documents`
+        (most often a wrong path or filter upstream), raised when the stream ends, after
+        the chunks it scored.
 
     Yields
     ------
@@ -72,7 +78,8 @@ def score_documents_iter(
     ValidationError
         As :func:`score_documents`, when the offending document's chunk is scored; a doc
         id repeated anywhere in the stream (naming both positions); an element that is not
-        a (doc_id, truth, prediction) triple; no documents at all. An error about one
+        a (doc_id, truth, prediction) triple; no documents at all; no prediction in any
+        triple (unless ``allow_empty``), when the stream ends. An error about one
         triple has its position in ``pairs`` as its ``index`` attribute (for a repeated
         doc id, the second position), besides ``doc_id`` and ``field`` when known.
 
@@ -117,6 +124,8 @@ def score_documents_iter(
     if not isinstance(allow_case_mismatch, bool):
         raise ValidationError(
             f"allow_case_mismatch must be True or False; found {allow_case_mismatch!r}")
+    if not isinstance(allow_empty, bool):
+        raise ValidationError(f"allow_empty must be True or False; found {allow_empty!r}")
     from ._stickler import check_conventions
 
     check_conventions(conventions)
@@ -129,24 +138,26 @@ def score_documents_iter(
         raise ValidationError(
             "pairs must be an iterable of (doc_id, truth, prediction) triples; found "
             f"{type(pairs).__name__}")
-    return _score_stream(schema, pairs, int(chunk_size), metadata, (strict, allow_case_mismatch),
-                         conventions, limits)
+    return _score_stream(schema, pairs, int(chunk_size), metadata,
+                         (strict, allow_case_mismatch, allow_empty), conventions, limits)
 
 
 def _score_stream(
     schema: Schema, pairs: Iterable[Any], chunk_size: int, metadata: Any,
-    rules: tuple[bool, bool], conventions: str, limits: InputLimits,
+    rules: tuple[bool, bool, bool], conventions: str, limits: InputLimits,
 ) -> Iterator[ExtractionResult]:
     # A generator behind a plain function: argument errors are raised at the call, not at
     # the first next().
     first_at: dict[Any, int] = {}
     not_text: dict[str, tuple[Any, int]] = {}  # over the whole stream, not one chunk
     meta_used = 0
+    predicted = 0
 
     def flush(chunk: list[tuple[Any, Any, Any]]) -> ExtractionResult:
-        nonlocal meta_used
+        nonlocal meta_used, predicted
         truths = [(doc_id, truth) for doc_id, truth, _ in chunk]
         preds = [(doc_id, pred) for doc_id, _, pred in chunk if pred is not None]
+        predicted += len(preds)
         meta: dict[Any, Mapping[str, Any]] | None = None
         if isinstance(metadata, Mapping):
             meta = {d: metadata[d] for d, _, _ in chunk if d in metadata}
@@ -202,6 +213,8 @@ def _score_stream(
         yield flush(chunk)
     if position < 0:
         raise ValidationError("pairs must contain at least one document; found 0")
+    if not predicted and not rules[2]:
+        raise no_predictions_error(position + 1)
     if isinstance(metadata, Mapping) and meta_used != len(metadata):
         absent = [d for d in metadata if d not in first_at]
         raise ValidationError(
