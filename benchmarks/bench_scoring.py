@@ -307,16 +307,16 @@ def phase_times(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> N
     internal functions that make them up are wrapped with a CPU clock for the run. The
     comparators' parsing and comparing steps are told apart by whether they run for the
     line items or the top-level fields."""
-    from confcal.scoring import _dates, _numbers, _scoring, _text, comparators
+    from confcal.scoring import _dates, _items, _numbers, _scoring, _text, comparators
     from confcal.scoring.presets import FCC_INVOICE
 
     spent: dict[str, float] = {}
     active: list[str] = []
-    items = _scoring._ItemsField
+    items = _items.ItemsField
     targets = [(_scoring, "_flush_top_fields", "top"), (_scoring, "_assemble", "assemble"),
                (items, "flush", "items"), (items, "_cells", "cells"),
-               (items, "_columns", "columns"), (_scoring, "check_block_work", "work"),
-               (items, "_emit", "emit"), (_scoring, "assign_pairs", "assign")]
+               (items, "_columns", "columns"), (_items, "check_block_work", "work"),
+               (items, "_emit", "emit"), (_items, "assign_pairs", "assign")]
     for kind in (_numbers.Number, _text.Text, _dates.Date):
         targets += [(kind, "_prepare", "prepare"), (kind, "_blocks", "compare")]
     originals = [(owner, name, getattr(owner, name)) for owner, name, _ in targets]
@@ -357,7 +357,7 @@ def phase_times(truths: dict[str, Any], preds: dict[str, Any], repeat: int) -> N
         print(label.ljust(60) + f"{ms * 1e3:7.1f} ms {100 * ms / total:5.1f}%")
 
     print(f"\nphases    timed directly, best of {repeat}: {total:.3f} s in all")
-    line("  line items (_ItemsField.flush), of which:", phases["items"])
+    line("  line items (ItemsField.flush), of which:", phases["items"])
     inner = [("leaves taken out of the items, item by item (_cells)", "cells"),
              ("columns checked, confidences unwrapped (_columns)", "columns"),
              ("the work bound (check_block_work)", "work"),

@@ -1095,8 +1095,10 @@ def test_the_earliest_faulty_document_is_named_across_blocks():
     preds = {d: with_confidence(t) for d, t in truths.items()}
     preds["d00"]["LineItems"][3]["Rate"]["confidence"] = 1.5
     preds["d59"]["LineItems"][0] = "not an item"
-    assert len(scoring._chunks(
-        [20 * 20 + scoring._ITEM_COST * 40] * 60, scoring._BLOCK_BUDGET)) == 2
+    from confcal.scoring import _items
+
+    assert len(_items.chunks([20 * 20 + _items.ITEM_COST * 40] * 60,
+                             scoring._BLOCK_BUDGET)) == 2
     with pytest.raises(ValidationError, match=r"^doc 'd00', field LineItems\[3\]\.Rate: ") as exc:
         score_documents(FCC_INVOICE, truths, preds)
     assert (exc.value.doc_id, exc.value.field) == ("d00", "LineItems[3].Rate")

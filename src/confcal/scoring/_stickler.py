@@ -809,7 +809,8 @@ def score(
 ) -> Any:
     """The ExtractionResult of already validated inputs under stickler-1.0 conventions."""
     from ._result import OUTCOMES, ExtractionResult
-    from ._scoring import field_dtype, nullable_index, object_array
+    from ._columns import object_array
+    from ._scoring import field_dtype, nullable_index
 
     names = schema.entity_fields
     code = {name: i for i, name in enumerate(names)}
