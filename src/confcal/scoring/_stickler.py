@@ -808,8 +808,8 @@ def score(
     doc_ids: list[Any], meta: dict[str, np.ndarray], check: NameCheck,
 ) -> Any:
     """The ExtractionResult of already validated inputs under stickler-1.0 conventions."""
-    from ._result import OUTCOMES, ExtractionResult
     from ._columns import object_array
+    from ._result import OUTCOMES, ExtractionResult
     from ._scoring import field_dtype, nullable_index
 
     names = schema.entity_fields
