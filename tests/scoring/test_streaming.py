@@ -340,3 +340,23 @@ def test_a_stream_without_any_prediction_is_refused_as_in_memory() -> None:
     assert sum(len(c.entities) for c in score_documents_iter(AGENCY, stream, chunk_size=2)) == 3
     with pytest.raises(ValidationError, match=r"^allow_empty must be True or False; found 1$"):
         score_documents_iter(AGENCY, stream, allow_empty=1)  # type: ignore[arg-type]
+
+
+def test_metadata_dtypes_are_inferred_chunk_by_chunk() -> None:
+    # the one documented difference between the stacked chunks and the whole table: each
+    # chunk infers its metadata dtypes alone (tiers 1, 2 | None: int64 then object), the
+    # whole table from all values (1, 2, None: float64 with NaN); one type throughout
+    # stacks to the same column
+    stream = [(d, {"Agency": "X"}, {"Agency": "X"}) for d in "abc"]
+    for tiers, same in (((1, 2, None), False), ((1, 2, 3), True), (("m", "n", "o"), True)):
+        meta = {d: {"tier": t} for d, t in zip("abc", tiers, strict=True)}
+        whole = score_documents(AGENCY, [(d, t) for d, t, _ in stream],
+                                [(d, p) for d, _, p in stream], metadata=meta).entities
+        stacked = pd.concat([c.entities for c in score_documents_iter(
+            AGENCY, stream, chunk_size=2, metadata=meta)], ignore_index=True)
+        pd.testing.assert_frame_equal(stacked.drop(columns="tier"), whole.drop(columns="tier"))
+        if same:
+            pd.testing.assert_series_equal(stacked["tier"], whole["tier"])
+        else:
+            assert whole["tier"].dtype == "float64" and stacked["tier"].dtype == object
+            assert stacked["tier"].tolist() == [1, 2, None]

@@ -96,7 +96,12 @@ def score_documents_iter(
     bytes per short string id (twice that for an id that is no string), against the
     kilobytes a scored document's rows take. Everything else
     is per chunk. The concatenation of the chunks' entity tables equals the entity table of
-    :func:`score_documents` on the same documents (with a fresh index per chunk).
+    :func:`score_documents` on the same documents (with a fresh index per chunk), but for
+    the dtype of a metadata column whose values are of different types in different chunks:
+    pandas infers each chunk's metadata dtypes (``infer_objects``) from that chunk alone.
+    Tiers 1, 2 and None are float64 1.0, 2.0 and NaN in memory, where
+    :func:`score_documents` sees all three at once, but int64 1, 2 in one chunk and None in
+    the next stack to an object column of 1, 2 and None.
 
     Examples
     --------
