@@ -158,3 +158,39 @@ def test_uniform_bins_with_zero_weights_are_scikit_learns_bins_of_the_other_rows
         np.testing.assert_allclose(bins["mean_confidence"], mean_conf, rtol=1e-12)
         counts = np.histogram(conf[live], bins=edges)[0]
         assert bins["count"].tolist() == counts[counts > 0].tolist()
+
+
+def test_a_zero_weight_row_does_not_spoil_a_bin_of_one_value():
+    # The bin of three rows of 0.4091991363691613 (weight 1 each) has that value as its
+    # mean exactly, so no within-bin variance; the float mean (3v)/3 is off by one unit,
+    # which squared gave 3.1e-33 while a zero-weight row at 0.05 opened the bin (its
+    # confidence is in no bin and does not count).
+    v = 0.4091991363691613
+    assert (v + v + v) / 3 != v
+    with_zero = confcal.brier_decomposition([0, 1, 0, 1], [0.05, v, v, v], n_bins=1,
+                                            sample_weight=[0, 1, 1, 1])
+    without = confcal.brier_decomposition([1, 0, 1], [v, v, v], n_bins=1,
+                                          sample_weight=[1, 1, 1])
+    assert with_zero == without
+    assert with_zero.within_bin_variance == 0.0 and with_zero.within_bin_covariance == 0.0
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(data=with_zeros(), n_bins=st.integers(1, 8),
+       binning=st.sampled_from(["quantile", "uniform"]))
+def test_zero_weight_rows_leave_the_brier_decomposition(data, n_bins, binning):
+    # the decomposition of the data without its zero-weight rows, within a few units of
+    # the last place (a bin's sums are prefix sums of two classes, and the zeros change
+    # how numpy pairs the terms it adds), and no within-bin spread where there is none
+    correct, conf, w, _ = data
+    live = w > 0
+    got = quiet(confcal.brier_decomposition, correct, conf, sample_weight=w,
+                n_bins=n_bins, binning=binning)
+    want = quiet(confcal.brier_decomposition, correct[live], conf[live],
+                 sample_weight=w[live], n_bins=n_bins, binning=binning)
+    for name in ("reliability", "resolution", "uncertainty", "within_bin_variance",
+                 "within_bin_covariance", "brier"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert abs(a - b) <= 1e-12 * max(abs(a), abs(b), 1e-3), (name, a, b)
+    if want.within_bin_variance == 0.0:
+        assert got.within_bin_variance == 0.0

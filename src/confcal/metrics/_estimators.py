@@ -465,6 +465,18 @@ class BrierDecomposition:
         return asdict(self)
 
 
+def _weighted_extremes(confidence: np.ndarray, weight: np.ndarray, label: np.ndarray,
+                       n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest and largest confidence of each bin's rows of positive weight (every
+    kept bin has one); ``label`` is each row's bin."""
+    positive = weight > 0
+    low = np.full(n_bins, np.inf)
+    high = np.full(n_bins, -np.inf)
+    np.minimum.at(low, label[positive], confidence[positive])
+    np.maximum.at(high, label[positive], confidence[positive])
+    return low, high
+
+
 def brier_decomposition(correct: ArrayLike, confidence: ArrayLike, *, n_bins: int = 5,
                         binning: str = "quantile",
                         sample_weight: ArrayLike | None = None) -> BrierDecomposition:
@@ -532,23 +544,25 @@ def brier_decomposition(correct: ArrayLike, confidence: ArrayLike, *, n_bins: in
     bins = ranking_bins(r, n_bins, binning)
     total = r.total_weight
     share = bins.weight / total
-    first, last = r.confidence[bins.start], r.confidence[bins.stop - 1]
-    # a bin of one confidence value has that value as its mean, exactly (a float mean of
-    # three 0.3889s need not be 0.3889, which would leave a within-bin variance of 1e-33)
-    mean_conf = np.where(first == last, first, bins.confidence / bins.weight)
-    accuracy = bins.correct / bins.weight
-    overall = r.pos_weight / total
     # rows in sorted order with the means of their bin (rows of dropped, weightless bins
     # carry no weight and are left out)
     rows = np.concatenate([np.arange(a, b) for a, b in zip(bins.start, bins.stop, strict=True)])
     label = np.repeat(np.arange(bins.index.size), bins.stop - bins.start)
     if r.weights is None:
         weight = np.ones(rows.size)
+        first, last = r.confidence[bins.start], r.confidence[bins.stop - 1]
     else:
         sorted_weight = np.empty(r.n)
         sorted_weight[r.pos_positions] = r.weights.pos
         sorted_weight[r.neg_positions] = r.weights.neg
         weight = sorted_weight[rows]
+        first, last = _weighted_extremes(r.confidence[rows], weight, label, bins.index.size)
+    # a bin of one confidence value has that value as its mean, exactly (a float mean of
+    # three 0.3889s need not be 0.3889, which would leave a within-bin variance of 1e-33);
+    # a row of weight 0 is in no bin, so its confidence does not count
+    mean_conf = np.where(first == last, first, bins.confidence / bins.weight)
+    accuracy = bins.correct / bins.weight
+    overall = r.pos_weight / total
     dc = r.confidence[rows] - mean_conf[label]
     dy = r.is_pos[rows] - accuracy[label]
     return BrierDecomposition(
