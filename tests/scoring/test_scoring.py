@@ -1106,3 +1106,24 @@ def test_the_earliest_faulty_document_is_named_across_blocks():
     preds["d01"]["LineItems"][0] = "not an item"
     with pytest.raises(ValidationError, match=r"^doc 'd01', field LineItems\[0\]: predicted item"):
         score_documents(FCC_INVOICE, truths, preds)
+
+
+def test_every_format_character_alone_is_missing_in_both_column_rules():
+    # The scorer asks is_missing only about strings that str.isprintable refuses, which
+    # holds every string of spaces and format characters because no character of category
+    # Cf is printable (checked here against the interpreter's own table, character by
+    # character); a format character beside a letter is a value.
+    import unicodedata
+
+    from confcal._validation import is_missing
+    from confcal.scoring._columns import missing_by_lengths
+    from confcal.scoring._kernels import missing_mask
+    from confcal.scoring._text import value_lengths
+
+    cf = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"]
+    assert len(cf) > 100 and not any(ch.isprintable() for ch in cf)
+    values = [*cf, *(f" {ch} " for ch in cf), *(f"a{ch}" for ch in cf), "café", "\u3000", " "]
+    expected = [is_missing(v) for v in values]
+    assert expected == [True] * (2 * len(cf)) + [False] * (len(cf) + 1) + [True, True]
+    assert missing_mask(values).tolist() == expected
+    assert missing_by_lengths(values, value_lengths(values)).tolist() == expected

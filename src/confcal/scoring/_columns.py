@@ -140,16 +140,21 @@ def _common_column(leaves: list[Any]) -> tuple[list[Any], list[float]] | None:
 
 
 def missing_by_lengths(values: list[Any], lengths: np.ndarray | None) -> np.ndarray:
-    """:func:`missing_mask` of a column whose string lengths are known: a column of plain
-    strings is decided by those lengths (empty) and one ``str.isspace`` map, and the
-    non-ASCII strings that leaves present by :func:`~confcal._validation.is_missing` (a
-    string of spaces and format characters such as U+200B is missing too)."""
+    """:func:`missing_mask` of a column whose string lengths are known.
+
+    A column of plain strings is decided by those lengths (empty) and one ``str.isspace``
+    map; what that leaves present is missing only if it is made of spaces and format
+    characters (U+200B and the rest of category Cf, which
+    :func:`~confcal._validation.is_missing` reads as missing), and a format character is
+    not printable, so only the strings that ``str.isprintable`` refuses are asked (text
+    with accents is printable, and costs one more map).
+    """
     if lengths is None or not _STR.issuperset(map(type, values)):
         return missing_mask(values)
     size = len(values)
     missing = (lengths == 0) | np.fromiter(map(str.isspace, values), dtype=bool, count=size)
-    ascii_ = np.fromiter(map(str.isascii, values), dtype=bool, count=size)
-    for k in np.flatnonzero(~(ascii_ | missing)).tolist():
+    printable = np.fromiter(map(str.isprintable, values), dtype=bool, count=size)
+    for k in np.flatnonzero(~(printable | missing)).tolist():
         missing[k] = is_missing(values[k])
     return missing
 

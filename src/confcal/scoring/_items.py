@@ -42,9 +42,10 @@ _DICT = frozenset({dict})
 
 
 class ItemsField:
-    """One Items field. The items of all documents are pooled first, then read, checked and
-    compared column by column (one kernel call per sub-field); only the assignment runs
-    document by document."""
+    """One Items field. The items of all documents are collected first, then scored in
+    blocks of consecutive documents: a block's leaves are taken out item by item and
+    checked, and each sub-field's values are parsed and compared with one kernel call; only
+    the assignment runs document by document."""
 
     def __init__(self, name: str, spec: Items, order: int, first_code: int) -> None:
         self.name, self.spec, self.order = name, spec, order
@@ -179,9 +180,9 @@ class ItemsField:
     def flush(self, pool: Pool, out: Chunks, tally: dict[str, int], names: NameCheck,
               budget: int, limits: InputLimits) -> None:
         """Score the collected documents in blocks of consecutive documents of at most
-        ``budget`` work units each (:data:`_BLOCK_BUDGET`), each block read, checked and
-        compared column by column in one go; a block's faults are found in the order the
-        column checks run, and blocks go in document order."""
+        ``budget`` units each (item pairs plus :data:`ITEM_COST` per item). Blocks go in
+        document order; within a block the items are checked to be mappings first (truth,
+        then prediction), then the leaves sub-field by sub-field, then the work bound."""
         if not self.docs:
             return
         m = np.array(self.m, dtype=np.int64)

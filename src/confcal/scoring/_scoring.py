@@ -55,10 +55,6 @@ __all__ = ["extraction_signature", "score_documents"]
 _TP, _FD, _FA, _FN, _TN = range(5)
 _OUTCOME_DTYPE = pd.CategoricalDtype(list(OUTCOMES))
 _ABSENT = object()
-_DICT = frozenset({dict})
-_FLOAT = frozenset({float})
-_TWO = frozenset({2})
-_STR = frozenset({str})
 # Line items are scored in blocks of about this many units (see _items.py).
 _BLOCK_BUDGET = 1 << 15
 
