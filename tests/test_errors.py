@@ -14,7 +14,14 @@ import pytest
 
 from confcal.cli import _main as cli
 from confcal.exceptions import ValidationError
-from confcal.scoring import _scoring, _stream, score_documents, score_documents_iter
+from confcal.scoring import (
+    _columns,
+    _items,
+    _scoring,
+    _stream,
+    score_documents,
+    score_documents_iter,
+)
 from confcal.scoring._documents import paired_documents
 from confcal.scoring.comparators import Number, Text
 from confcal.scoring.io import iter_entities, read_documents, read_entities
@@ -222,7 +229,8 @@ def test_the_command_finds_the_file_and_line_however_a_message_is_worded(
         files, tmp_path, monkeypatch, capsys):
     truth, pred = files
     # The old command matched messages starting "doc 'd5'"; reworded, it lost the location.
-    monkeypatch.setattr(_scoring, "doc_label", lambda doc_id: f"document «{doc_id}»")
+    for module in (_scoring, _columns, _items):  # every module of the scorer that names docs
+        monkeypatch.setattr(module, "doc_label", lambda doc_id: f"document «{doc_id}»")
     assert cli.main(_score(truth, pred, tmp_path / "out.csv")) == 1
     err = capsys.readouterr().err.strip()
     assert err == (f"confcal: error: document «d5», field Agency: confidence must be a number "
