@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _optional import missing
 from confcal import smooth_ece
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,15 +141,15 @@ def fresh_datasets() -> list[dict]:
 def live() -> dict[str, list[dict]]:
     """relplot's outputs on the table's datasets and on fresh ones, from one run."""
     if not RELPLOT_PYTHON.exists():
-        pytest.skip(f"relplot not found at {RELPLOT_PYTHON}: python -m venv /tmp/relplot-venv "
-                    "&& /tmp/relplot-venv/bin/pip install relplot==1.0.3 (or set "
-                    "CONFCAL_RELPLOT_PYTHON)")
+        missing(f"needs relplot: no relplot python at {RELPLOT_PYTHON} (python -m venv "
+                "/tmp/relplot-venv && /tmp/relplot-venv/bin/pip install relplot==1.0.3, as "
+                ".ci/run does, or set CONFCAL_RELPLOT_PYTHON)")
     table, fresh = load_table(), fresh_datasets()
     done = subprocess.run([str(RELPLOT_PYTHON), str(SCRIPT), "--stdin"],
                           input=json.dumps({"datasets": table + fresh}), capture_output=True,
                           text=True, timeout=300, check=False)
     if done.returncode != 0 and "No module named 'relplot'" in done.stderr:
-        pytest.skip(f"{RELPLOT_PYTHON} has no relplot: pip install relplot==1.0.3")
+        missing(f"needs relplot: {RELPLOT_PYTHON} has no relplot (pip install relplot==1.0.3)")
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)["results"]
     return {"table": results[:len(table)], "fresh": results[len(table):]}
