@@ -145,17 +145,22 @@ def missing_by_lengths(values: list[Any], lengths: np.ndarray | None) -> np.ndar
     A column of plain strings is decided by those lengths (empty) and one ``str.isspace``
     map; what that leaves present is missing only if it is made of spaces and format
     characters (U+200B and the rest of category Cf, which
-    :func:`~confcal._validation.is_missing` reads as missing), and a format character is
-    not printable, so only the strings that ``str.isprintable`` refuses are asked (text
-    with accents is printable, and costs one more map).
+    :func:`~confcal._validation.is_missing` reads as missing). A format character is
+    neither ASCII nor printable, so only the non-ASCII strings that ``str.isprintable``
+    refuses are asked (``isascii`` costs nothing per character; text with accents pays
+    one ``isprintable`` each).
     """
     if lengths is None or not _STR.issuperset(map(type, values)):
         return missing_mask(values)
     size = len(values)
     missing = (lengths == 0) | np.fromiter(map(str.isspace, values), dtype=bool, count=size)
-    printable = np.fromiter(map(str.isprintable, values), dtype=bool, count=size)
-    for k in np.flatnonzero(~(printable | missing)).tolist():
-        missing[k] = is_missing(values[k])
+    ascii_ = np.fromiter(map(str.isascii, values), dtype=bool, count=size)
+    rest = np.flatnonzero(~(ascii_ | missing))
+    if rest.size:
+        texts = [values[k] for k in rest.tolist()]
+        printable = np.fromiter(map(str.isprintable, texts), dtype=bool, count=len(texts))
+        for k in rest[~printable].tolist():
+            missing[k] = is_missing(values[k])
     return missing
 
 

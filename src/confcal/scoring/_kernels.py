@@ -25,12 +25,14 @@ def missing_flags(values: Sequence[Any]) -> list[bool]:
 
     The scorer calls this on every value; the inline cases are exactly those of
     :func:`~confcal._validation.is_missing` (``isspace`` and ``strip`` agree on what
-    whitespace is, and a printable string has no format character), and everything else,
-    a string of spaces and format characters among them, is delegated to it.
+    whitespace is, and an ASCII or printable string has no format character), and
+    everything else, a string of spaces and format characters among them, is delegated to
+    it.
     """
     isnan = math.isnan
     return [
-        (not v or v.isspace() or (not v.isprintable() and is_missing(v))) if type(v) is str
+        (not v or v.isspace() or (not v.isascii() and not v.isprintable() and is_missing(v)))
+        if type(v) is str
         else v is None or (
             isnan(v) if type(v) is float
             else (type(v) is not int and type(v) is not bool and is_missing(v))
